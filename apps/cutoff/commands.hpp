@@ -1,0 +1,15 @@
+// Subcommands of the `cutoff` command line. Each file adds one to the application.
+#ifndef CUTOFF_APPS_CUTOFF_COMMANDS_HPP_
+#define CUTOFF_APPS_CUTOFF_COMMANDS_HPP_
+
+#include <CLI/CLI.hpp>
+
+namespace cutoff::cli {
+
+// `cutoff demo`: one request fanning out to three concurrent branches, with and without
+// deadline propagation, and what each left running after the caller gave up.
+void AddDemoCommand(CLI::App& app);
+
+}  // namespace cutoff::cli
+
+#endif  // CUTOFF_APPS_CUTOFF_COMMANDS_HPP_

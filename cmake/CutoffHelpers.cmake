@@ -1,0 +1,56 @@
+# Helpers shared by every module, app, test and benchmark target.
+
+# Warnings and sanitizers for a target of ours.
+function(cutoff_target_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow=local -Wnon-virtual-dtor)
+  if(CUTOFF_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(CUTOFF_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${CUTOFF_SANITIZE} -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=${CUTOFF_SANITIZE})
+    if(CUTOFF_SANITIZE MATCHES "undefined")
+      target_compile_options(${target} PRIVATE -fno-sanitize-recover=undefined)
+    endif()
+  endif()
+endfunction()
+
+# cutoff_add_module(NAME SOURCES ... [DEPS ...] [TESTS ...])
+# Builds static library cutoff_<NAME> (alias cutoff::<NAME>) from sources under cutoff/<NAME>.
+# TESTS are collected into one test binary per module, <NAME>_test.
+set_property(GLOBAL PROPERTY CUTOFF_MODULES "")
+function(cutoff_add_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;TESTS;TEST_DEPS" ${ARGN})
+  set(target cutoff_${name})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  add_library(cutoff::${name} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON
+                                             OUTPUT_NAME cutoff_${name})
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                              $<INSTALL_INTERFACE:include>)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC ${ARG_DEPS})
+  cutoff_target_defaults(${target})
+  set_property(GLOBAL APPEND PROPERTY CUTOFF_MODULES ${name})
+  set_property(GLOBAL PROPERTY CUTOFF_MODULE_${name}_TESTS ${ARG_TESTS})
+  set_property(GLOBAL PROPERTY CUTOFF_MODULE_${name}_TEST_DEPS ${ARG_TEST_DEPS})
+  set_property(GLOBAL PROPERTY CUTOFF_MODULE_${name}_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+endfunction()
+
+# One GoogleTest binary per module; each test case is its own CTest test.
+function(cutoff_add_module_tests)
+  get_property(modules GLOBAL PROPERTY CUTOFF_MODULES)
+  foreach(name IN LISTS modules)
+    get_property(tests GLOBAL PROPERTY CUTOFF_MODULE_${name}_TESTS)
+    get_property(deps GLOBAL PROPERTY CUTOFF_MODULE_${name}_TEST_DEPS)
+    get_property(dir GLOBAL PROPERTY CUTOFF_MODULE_${name}_DIR)
+    if(NOT tests)
+      continue()
+    endif()
+    list(TRANSFORM tests PREPEND "${dir}/")
+    add_executable(${name}_test ${tests})
+    target_link_libraries(${name}_test PRIVATE cutoff::${name} ${deps} GTest::gmock GTest::gtest_main)
+    cutoff_target_defaults(${name}_test)
+    gtest_discover_tests(${name}_test DISCOVERY_MODE PRE_TEST TEST_PREFIX "${name}." PROPERTIES TIMEOUT 120)
+  endforeach()
+endfunction()

@@ -1,0 +1,31 @@
+# Installs the library so that consumers can `find_package(cutoff CONFIG)` and link
+# `cutoff::cutoff` (everything) or one module, e.g. `cutoff::core`.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+get_property(modules GLOBAL PROPERTY CUTOFF_MODULES)
+set(module_targets "")
+foreach(name IN LISTS modules)
+  list(APPEND module_targets cutoff_${name})
+endforeach()
+
+add_library(cutoff_all INTERFACE)
+set_target_properties(cutoff_all PROPERTIES EXPORT_NAME cutoff)
+target_link_libraries(cutoff_all INTERFACE ${module_targets})
+add_library(cutoff::cutoff ALIAS cutoff_all)
+
+install(TARGETS ${module_targets} cutoff_all EXPORT cutoffTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY cutoff/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cutoff
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*_test.hpp" EXCLUDE)
+install(TARGETS cutoff RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT cutoffTargets NAMESPACE cutoff:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cutoff)
+
+configure_package_config_file(cmake/cutoffConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/cutoffConfig.cmake"
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cutoff)
+write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/cutoffConfigVersion.cmake"
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cutoffConfig.cmake" "${CMAKE_CURRENT_BINARY_DIR}/cutoffConfigVersion.cmake"
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cutoff)

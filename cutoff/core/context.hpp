@@ -1,0 +1,126 @@
+// Context: a request's deadline, its stop signal and its identity, passed explicitly.
+//
+// A Context is bound once where a request enters and handed down to everything that works
+// for it. Children can only tighten: a child's deadline is the `min` of its parent's and its
+// own, and a child stops (with the parent's reason) when its parent stops. `detached()` makes
+// the context for an effect region: same request values, no inherited cancellation, its own
+// short deadline.
+//
+//   auto [ctx, stop] = cutoff::Context::background()
+//                          .with_request_id("req-42")
+//                          .with_cancel(cutoff::Deadline::after(250ms));
+//   auto field = ctx.with_timeout(120ms);   // min(remaining, 120ms)
+//   field.check();                          // throws cutoff::Error when stopped
+//   if (field.stop_requested()) return;     // one atomic load, never reads the clock
+//   stop.request_stop(cutoff::StopReason::cancelled);  // the client went away
+//
+// Copies are cheap (reference counts). A default-constructed Context is unbound: it never
+// stops, and checking it is a single pointer test. Contexts are thread-safe to share.
+#ifndef CUTOFF_CORE_CONTEXT_HPP_
+#define CUTOFF_CORE_CONTEXT_HPP_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "cutoff/core/cancel.hpp"
+#include "cutoff/core/clock.hpp"
+#include "cutoff/core/deadline.hpp"
+#include "cutoff/core/internal/stop_state.hpp"
+#include "cutoff/core/stop_reason.hpp"
+
+namespace cutoff {
+
+class DeadlineTimerService;
+
+// W3C trace context, carried verbatim; parsing and validation belong to the observe module.
+struct TraceContext {
+  std::string traceparent;
+  std::string tracestate;
+};
+
+// Identity of the request a context works for. Shared (not copied) by children.
+struct RequestValues {
+  std::string request_id;
+  std::string operation;
+  TraceContext trace;
+};
+
+class Context {
+ public:
+  // Unbound: never stops, no values, uses the global deadline timer service.
+  Context() noexcept = default;
+
+  static Context background() noexcept { return Context(); }
+  // Unbound, but children's deadlines are measured on `timers.clock()` and fired by `timers`.
+  static Context background(DeadlineTimerService& timers) noexcept;
+
+  // A child whose deadline is min(this deadline, d). Returns a copy of this context when `d`
+  // does not tighten anything. A deadline already passed gives a child that is already
+  // stopped with deadline_exceeded (entry fail-fast).
+  Context with_deadline(Deadline d) const;
+  template <typename Rep, typename Period>
+  Context with_timeout(std::chrono::duration<Rep, Period> timeout) const {
+    return with_deadline(Deadline::after(timeout, clock()));
+  }
+
+  // A child that can also be stopped on its own through the returned source (e.g. when the
+  // client disconnects). Stopping it does not stop the parent.
+  std::pair<Context, CancelSource> with_cancel(Deadline d = Deadline::never()) const;
+
+  // For effect regions: the same request values, none of this context's cancellation, and a
+  // fresh deadline `timeout` from now.
+  template <typename Rep, typename Period>
+  Context detached(std::chrono::duration<Rep, Period> timeout) const {
+    return detached_until(Deadline::after(timeout, clock()));
+  }
+  Context detached_until(Deadline d) const;
+
+  // Replace request values; the stop state is shared with this context.
+  Context with_values(RequestValues values) const;
+  Context with_request_id(std::string id) const;
+  Context with_operation(std::string name) const;
+  Context with_trace(TraceContext trace) const;
+
+  // The hot-path check: one pointer test when unbound, plus one acquire load when bound.
+  bool stop_requested() const noexcept { return state_ && state_->stop_requested(); }
+  StopReason stop_reason() const noexcept { return state_ ? state_->reason() : StopReason::none; }
+
+  // Throws `Error::stopped(reason)` (with the request id) when stopped.
+  void check() const {
+    if (stop_requested()) [[unlikely]]
+      ThrowStopped();
+  }
+
+  // Whether this context can ever stop (a deadline or a cancel source is bound somewhere).
+  bool bound() const noexcept { return static_cast<bool>(state_); }
+  Deadline deadline() const noexcept;
+  // Time left on this context's clock, clamped at zero; Duration::max() when no deadline.
+  Duration remaining() const noexcept;
+
+  CancelToken token() const noexcept { return CancelToken(state_); }
+  const RequestValues& values() const noexcept;
+  const std::string& request_id() const noexcept { return values().request_id; }
+  const std::string& operation() const noexcept { return values().operation; }
+
+  DeadlineTimerService& timers() const noexcept;
+  const Clock& clock() const noexcept;
+
+ private:
+  struct State;
+  Context(internal::RefPtr<internal::StopState> state, std::shared_ptr<const RequestValues> values,
+          DeadlineTimerService* timers) noexcept
+      : state_(std::move(state)), values_(std::move(values)), timers_(timers) {}
+
+  Context MakeChild(Deadline d, bool linked_to_parent) const;
+  [[noreturn]] void ThrowStopped() const;
+
+  internal::RefPtr<internal::StopState> state_;   // null: unbound
+  std::shared_ptr<const RequestValues> values_;   // null: empty values
+  DeadlineTimerService* timers_ = nullptr;        // null: DeadlineTimerService::global()
+};
+
+}  // namespace cutoff
+
+#endif  // CUTOFF_CORE_CONTEXT_HPP_

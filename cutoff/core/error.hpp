@@ -1,0 +1,96 @@
+// Error: cutoff's error taxonomy, as data in one place.
+//
+// Every failure that crosses a module boundary is an `Error` with a stable machine code.
+// How each code shows on each surface (HTTP status, GraphQL `extensions.code`, gRPC status,
+// CLI exit code) and whether it may be retried is looked up here, never hard-coded elsewhere.
+//
+//   try {
+//     ctx.check();
+//   } catch (const cutoff::Error& e) {
+//     const auto& info = e.info();
+//     response.status(info.http_status);            // 504 for deadline_exceeded
+//     if (!info.retryable) response.set("Deadline-Expired", "1");
+//   }
+#ifndef CUTOFF_CORE_ERROR_HPP_
+#define CUTOFF_CORE_ERROR_HPP_
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cutoff/core/stop_reason.hpp"
+
+namespace cutoff {
+
+enum class ErrorCode : std::uint8_t {
+  deadline_exceeded,     // the invocation's budget is spent
+  cancelled,             // the caller went away or asked to stop
+  shutdown,              // stopped because the process is shutting down
+  commit_ambiguous,      // a stop landed at or after the commit point: the effect may exist
+  attempt_timeout,       // one attempt timed out; another may fit in the budget
+  overloaded,            // admission, bulkhead or pool rejected the work
+  idempotency_conflict,  // a different or concurrent request under the same key
+  invalid_argument,      // the request itself is malformed
+  not_found,             // the named thing does not exist
+  unavailable,           // a dependency cannot be reached
+  internal,              // a bug or an unclassified failure
+};
+
+// How a code shows on every surface. One row per ErrorCode.
+struct ErrorCodeInfo {
+  ErrorCode code;
+  std::string_view name;          // stable machine code, e.g. "deadline_exceeded"
+  std::string_view kind;          // "timeout", "cancelled", "internal", ...
+  bool retryable;                 // may the same request be tried again?
+  int http_status;                // e.g. 504
+  std::string_view graphql_code;  // `extensions.code`, e.g. "DEADLINE_EXCEEDED"
+  int grpc_status;                // numeric grpc::StatusCode
+  std::string_view grpc_name;     // e.g. "DEADLINE_EXCEEDED"
+  int cli_exit;                   // process exit code for the `cutoff` command line
+  std::string_view summary;       // a default human message
+};
+
+const ErrorCodeInfo& info(ErrorCode code) noexcept;
+std::span<const ErrorCodeInfo> all_error_codes() noexcept;
+std::optional<ErrorCode> parse_error_code(std::string_view name) noexcept;
+inline std::string_view to_string(ErrorCode code) noexcept { return info(code).name; }
+
+// The error code a stop turns into.
+ErrorCode error_code_for(StopReason reason) noexcept;
+
+// CLI exit code for `code`; a cancellation caused by a signal exits 128 + signal
+// (130 for SIGINT, 143 for SIGTERM), as shells expect.
+int cli_exit_code(ErrorCode code, int signal_number = 0) noexcept;
+
+class Error : public std::exception {
+ public:
+  Error(ErrorCode code, std::string message, std::string request_id = {});
+
+  // The error for a stop: deadline_exceeded, cancelled or shutdown, keeping the reason.
+  static Error stopped(StopReason reason, std::string request_id = {});
+
+  ErrorCode code() const noexcept { return code_; }
+  const ErrorCodeInfo& info() const noexcept { return cutoff::info(code_); }
+  bool retryable() const noexcept { return info().retryable; }
+  const std::string& message() const noexcept { return message_; }
+  const std::string& request_id() const noexcept { return request_id_; }
+  // The stop behind this error, or none when it was not caused by a stop.
+  StopReason stop_reason() const noexcept { return stop_reason_; }
+
+  // "deadline_exceeded: the time budget ran out"
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  ErrorCode code_;
+  StopReason stop_reason_ = StopReason::none;
+  std::string message_;
+  std::string request_id_;
+  std::string what_;
+};
+
+}  // namespace cutoff
+
+#endif  // CUTOFF_CORE_ERROR_HPP_

@@ -1,0 +1,91 @@
+#include "cutoff/core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <set>
+
+namespace cutoff {
+namespace {
+
+TEST(ErrorTaxonomy, MatchesTheDesignTable) {
+  struct Row {
+    ErrorCode code;
+    bool retryable;
+    int http;
+    std::string_view graphql;
+    std::string_view grpc;
+    int exit;
+  };
+  const Row rows[] = {
+      {ErrorCode::deadline_exceeded, false, 504, "DEADLINE_EXCEEDED", "DEADLINE_EXCEEDED", 6},
+      {ErrorCode::cancelled, false, 499, "CANCELLED", "CANCELLED", 130},
+      {ErrorCode::commit_ambiguous, false, 500, "COMMIT_AMBIGUOUS", "UNKNOWN", 1},
+      {ErrorCode::attempt_timeout, true, 504, "UPSTREAM_TIMEOUT", "UNAVAILABLE", 1},
+      {ErrorCode::overloaded, true, 503, "OVERLOADED", "RESOURCE_EXHAUSTED", 1},
+      {ErrorCode::idempotency_conflict, false, 409, "IDEMPOTENCY_CONFLICT", "ABORTED", 1},
+  };
+  for (const auto& r : rows) {
+    const auto& i = info(r.code);
+    SCOPED_TRACE(std::string(i.name));
+    EXPECT_EQ(i.code, r.code);
+    EXPECT_EQ(i.retryable, r.retryable);
+    EXPECT_EQ(i.http_status, r.http);
+    EXPECT_EQ(i.graphql_code, r.graphql);
+    EXPECT_EQ(i.grpc_name, r.grpc);
+    EXPECT_EQ(i.cli_exit, r.exit);
+  }
+  EXPECT_EQ(info(ErrorCode::deadline_exceeded).grpc_status, 4);
+  EXPECT_EQ(info(ErrorCode::cancelled).grpc_status, 1);
+  EXPECT_EQ(info(ErrorCode::overloaded).grpc_status, 8);
+}
+
+TEST(ErrorTaxonomy, NamesAreUniqueAndParseBack) {
+  std::set<std::string_view> names, gql;
+  for (const auto& row : all_error_codes()) {
+    EXPECT_TRUE(names.insert(row.name).second) << row.name;
+    EXPECT_TRUE(gql.insert(row.graphql_code).second) << row.graphql_code;
+    EXPECT_EQ(parse_error_code(row.name), row.code);
+    EXPECT_EQ(to_string(row.code), row.name);
+    EXPECT_FALSE(row.summary.empty());
+  }
+  EXPECT_FALSE(parse_error_code("DEADLINE_EXCEEDED").has_value());
+  EXPECT_FALSE(parse_error_code("").has_value());
+}
+
+TEST(ErrorTaxonomy, CliExitCodeForSignals) {
+  EXPECT_EQ(cli_exit_code(ErrorCode::cancelled, SIGINT), 130);
+  EXPECT_EQ(cli_exit_code(ErrorCode::cancelled, SIGTERM), 143);
+  EXPECT_EQ(cli_exit_code(ErrorCode::cancelled), 130);
+  EXPECT_EQ(cli_exit_code(ErrorCode::deadline_exceeded, SIGINT), 6);
+  EXPECT_EQ(cli_exit_code(ErrorCode::commit_ambiguous), 1);
+}
+
+TEST(Error, StoppedKeepsTheReason) {
+  auto d = Error::stopped(StopReason::deadline_exceeded, "req-1");
+  EXPECT_EQ(d.code(), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(d.stop_reason(), StopReason::deadline_exceeded);
+  EXPECT_EQ(d.request_id(), "req-1");
+  EXPECT_FALSE(d.retryable());
+  EXPECT_STREQ(d.what(), "deadline_exceeded: the time budget ran out");
+
+  auto c = Error::stopped(StopReason::cancelled);
+  EXPECT_EQ(c.code(), ErrorCode::cancelled);
+  EXPECT_EQ(c.info().http_status, 499);
+
+  auto s = Error::stopped(StopReason::shutdown);
+  EXPECT_EQ(s.code(), ErrorCode::shutdown);
+  EXPECT_EQ(s.stop_reason(), StopReason::shutdown);
+  EXPECT_TRUE(s.retryable());
+}
+
+TEST(Error, CustomMessage) {
+  Error e(ErrorCode::overloaded, "pool exhausted (4 of 4 in use)");
+  EXPECT_EQ(e.message(), "pool exhausted (4 of 4 in use)");
+  EXPECT_STREQ(e.what(), "overloaded: pool exhausted (4 of 4 in use)");
+  EXPECT_EQ(e.stop_reason(), StopReason::none);
+  EXPECT_TRUE(e.retryable());
+}
+
+}  // namespace
+}  // namespace cutoff

@@ -1,0 +1,31 @@
+#include "cutoff/testing/allocation_counter.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace {
+thread_local long t_allocations = 0;
+std::atomic<long> g_allocations{0};
+
+void* CountedAlloc(std::size_t n) {
+  ++t_allocations;
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+namespace cutoff::testing {
+long allocations_on_this_thread() noexcept { return t_allocations; }
+long allocations_total() noexcept { return g_allocations.load(std::memory_order_relaxed); }
+}  // namespace cutoff::testing
+
+// g++ cannot see that these replace the global operators and warns about malloc/free pairs.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t n) { return CountedAlloc(n); }
+void* operator new[](std::size_t n) { return CountedAlloc(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
