@@ -1,0 +1,48 @@
+# The two commands: `make demo` and `make test`. Both install what is missing, configure and
+# build as needed. Other targets: bench, asan, tsan, build, bootstrap, clean.
+#
+# CI=true turns warnings into errors.
+
+CMAKE_FLAGS ?=
+ifeq ($(CI),true)
+CMAKE_FLAGS += -DCUTOFF_WERROR=ON
+endif
+CTEST_JOBS ?= $(shell nproc)
+
+.PHONY: all help bootstrap configure build test demo bench asan tsan clean
+
+all: build
+
+help:
+	@sed -n '1,4p' Makefile | sed 's/^# \{0,1\}//'
+
+bootstrap:
+	@scripts/bootstrap
+
+configure: bootstrap
+	@cmake --preset default $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build --preset default
+
+test: build
+	@ctest --preset default -j $(CTEST_JOBS)
+
+demo: build
+	@build/bin/cutoff demo
+
+bench: build
+	@scripts/run-benchmarks build/bin
+
+asan: bootstrap
+	@cmake --preset asan-ubsan $(CMAKE_FLAGS) >/dev/null
+	@cmake --build --preset asan-ubsan
+	@ctest --preset asan-ubsan -j $(CTEST_JOBS)
+
+tsan: bootstrap
+	@cmake --preset tsan $(CMAKE_FLAGS) >/dev/null
+	@cmake --build --preset tsan
+	@ctest --preset tsan -j $(CTEST_JOBS)
+
+clean:
+	rm -rf build build-asan build-tsan
