@@ -1,5 +1,5 @@
 # The two commands: `make demo` and `make test`. Both install what is missing, configure and
-# build as needed. Other targets: bench, asan, tsan, build, bootstrap, clean.
+# build as needed. Other targets: bench, asan, tsan, fuzz, build, bootstrap, clean.
 #
 # CI=true turns warnings into errors.
 
@@ -9,7 +9,7 @@ CMAKE_FLAGS += -DCUTOFF_WERROR=ON
 endif
 CTEST_JOBS ?= $(shell nproc)
 
-.PHONY: all help bootstrap configure build test demo bench asan tsan clean
+.PHONY: all help bootstrap configure build test demo bench asan tsan fuzz clean
 
 all: build
 
@@ -45,4 +45,11 @@ tsan: bootstrap
 	@ctest --preset tsan -j $(CTEST_JOBS)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz
+
+# libFuzzer: build every *_fuzz target with clang and run each for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 60
+fuzz: bootstrap
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz
+	@scripts/run-fuzzers build-fuzz/bin $(FUZZ_SECONDS)

@@ -2,7 +2,10 @@
 
 # Warnings and sanitizers for a target of ours.
 function(cutoff_target_defaults target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow=local -Wnon-virtual-dtor)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wnon-virtual-dtor)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wshadow=local)
+  endif()
   if(CUTOFF_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

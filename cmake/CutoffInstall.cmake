@@ -20,7 +20,9 @@ install(TARGETS ${module_targets} cutoff_all EXPORT cutoffTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY cutoff/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cutoff
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*_test.hpp" EXCLUDE)
-install(TARGETS cutoff RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET cutoff)
+  install(TARGETS cutoff RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(EXPORT cutoffTargets NAMESPACE cutoff:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cutoff)
 
 configure_package_config_file(cmake/cutoffConfig.cmake.in "${CMAKE_CURRENT_BINARY_DIR}/cutoffConfig.cmake"
