@@ -101,7 +101,9 @@ class StopWaitOp : public std::enable_shared_from_this<StopWaitOp<Handler>> {
 
 // Completes with (error_code{}, reason) when `ctx` stops, or with operation_aborted when the
 // operation is cancelled through its cancellation slot. Completion runs on the handler's
-// associated executor. Waiting on a context that never stops completes only by cancellation.
+// associated executor. Waiting on a context that never stops completes only by cancellation;
+// until it completes, the operation keeps its executor's work count up (an io_context's run()
+// does not return), like any pending Asio operation.
 template <typename CompletionToken>
 auto async_wait_stop(const Context& ctx, CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, StopReason)>(
