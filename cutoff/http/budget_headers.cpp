@@ -251,10 +251,9 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
 
 std::optional<std::string> format_budget_ms(Deadline deadline, const Clock& clock) {
   if (deadline.is_never()) return std::nullopt;
-  const TimePoint now = clock.now();
-  if (deadline.expired_at(now)) return std::nullopt;
-  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining_at(now)).count();
-  return std::to_string(std::max<std::int64_t>(ms, 1));
+  const std::int64_t ms = deadline.remaining_ms_ceil(clock);  // >= 1 while any time is left
+  if (ms <= 0) return std::nullopt;
+  return std::to_string(ms);
 }
 
 }  // namespace cutoff::http
