@@ -2,7 +2,8 @@
 
 # Warnings and sanitizers for a target of ours.
 function(cutoff_target_defaults target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wnon-virtual-dtor)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wnon-virtual-dtor
+                         -Wno-missing-field-initializers)  # designated initializers keep defaults
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE -Wshadow=local)
   endif()

@@ -1,0 +1,125 @@
+// Pool: a bounded set of connections whose checkout honours the caller's context.
+//
+//   cutoff::sql::Pool pool(cutoff::sql::sqlite_factory({.path = "app.db"}), {.max_size = 4});
+//   {
+//     cutoff::sql::Pool::Lease conn = co_await pool.acquire(ctx);
+//     co_await conn->execute(ctx, "select 1", {});
+//   }  // back to the pool (or closed, if it is not clean)
+//
+// - At most `max_size` connections exist at once, opened lazily.
+// - A caller that finds none free waits in FIFO order; when its context stops while it waits,
+//   it leaves the queue at once with deadline_exceeded / cancelled (no connection is taken).
+// - When `max_waiters` callers already wait, the next fails fast with `overloaded`.
+// - A connection comes back only if it is clean (no transaction open, nothing in flight, not
+//   broken); otherwise it is closed and its slot reopened on demand. An idle connection older
+//   than `health_check_after` is pinged before it is handed out.
+//
+// Thread-safe. The Pool must outlive its leases.
+#ifndef CUTOFF_SQL_POOL_HPP_
+#define CUTOFF_SQL_POOL_HPP_
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cutoff/core/context.hpp"
+#include "cutoff/sql/connection.hpp"
+
+namespace cutoff::sql {
+
+// Opens one connection under the given context.
+using ConnectionFactory =
+    std::function<boost::asio::awaitable<std::unique_ptr<Connection>>(const Context&)>;
+
+struct PoolOptions {
+  std::size_t max_size = 4;
+  std::size_t max_waiters = 256;
+  std::chrono::milliseconds health_check_after{30'000};
+};
+
+struct PoolStats {
+  std::size_t open = 0;     // connections that exist (idle + in use + being opened)
+  std::size_t idle = 0;
+  std::size_t in_use = 0;
+  std::size_t waiting = 0;
+  std::size_t max_open_seen = 0;  // high-water mark of `open`
+  std::uint64_t opened = 0;
+  std::uint64_t discarded = 0;       // closed because they came back unclean or failed a ping
+  std::uint64_t rejected = 0;        // overloaded: the wait queue was full
+  std::uint64_t stopped_waiting = 0; // left the queue because their context stopped
+};
+
+class Pool {
+ public:
+  class Lease;
+
+  Pool(ConnectionFactory factory, PoolOptions options = {});
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool();
+
+  boost::asio::awaitable<Lease> acquire(const Context& ctx);
+
+  PoolStats stats() const;
+  const PoolOptions& options() const noexcept { return options_; }
+
+ private:
+  struct Waiter;
+  struct Idle {
+    std::unique_ptr<Connection> conn;
+    std::chrono::steady_clock::time_point since;
+  };
+
+  void Release(std::unique_ptr<Connection> conn) noexcept;
+  // Called with mu_ held when a slot frees up; returns the waiter to wake, if any.
+  std::shared_ptr<Waiter> HandOverLocked(std::unique_ptr<Connection>& conn);
+  void Wake(const std::shared_ptr<Waiter>& w) noexcept;
+
+  ConnectionFactory factory_;
+  PoolOptions options_;
+  mutable std::mutex mu_;
+  std::vector<Idle> idle_;
+  std::deque<std::shared_ptr<Waiter>> waiters_;
+  PoolStats stats_;
+};
+
+// A leased connection. Movable; returns the connection to the pool when destroyed.
+class Pool::Lease {
+ public:
+  Lease() noexcept = default;
+  Lease(Lease&&) noexcept = default;
+  Lease& operator=(Lease&& other) noexcept {
+    reset();
+    pool_ = other.pool_;
+    conn_ = std::move(other.conn_);
+    return *this;
+  }
+  ~Lease() { reset(); }
+
+  Connection* operator->() const noexcept { return conn_.get(); }
+  Connection& operator*() const noexcept { return *conn_; }
+  Connection* get() const noexcept { return conn_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(conn_); }
+
+  // Gives the connection back now.
+  void reset() noexcept {
+    if (conn_) pool_->Release(std::move(conn_));
+  }
+
+ private:
+  friend class Pool;
+  Lease(Pool* pool, std::unique_ptr<Connection> conn) noexcept : pool_(pool), conn_(std::move(conn)) {}
+
+  Pool* pool_ = nullptr;
+  std::unique_ptr<Connection> conn_;
+};
+
+}  // namespace cutoff::sql
+
+#endif  // CUTOFF_SQL_POOL_HPP_

@@ -1,0 +1,171 @@
+#include "cutoff/sql/pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <map>
+#include <random>
+
+#include "cutoff/sql/sqlite/sqlite_connection.hpp"
+#include "cutoff/testing/run_sync.hpp"
+
+namespace cutoff::sql {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using cutoff::testing::RunSync;
+
+asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+TEST(Pool, ReusesConnections) {
+  Pool pool(sqlite_factory({}), {.max_size = 2});
+  RunSync([&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 5; ++i) {
+      auto conn = co_await pool.acquire(Context());
+      co_await conn->execute(Context(), "select 1", {});
+    }
+  });
+  PoolStats s = pool.stats();
+  EXPECT_EQ(s.opened, 1u);
+  EXPECT_EQ(s.open, 1u);
+  EXPECT_EQ(s.idle, 1u);
+  EXPECT_EQ(s.in_use, 0u);
+}
+
+TEST(Pool, QueuedCallerLeavesAtItsDeadline) {
+  Pool pool(sqlite_factory({}), {.max_size = 1});
+  ErrorCode code{};
+  std::chrono::steady_clock::duration waited{};
+  RunSync([&]() -> asio::awaitable<void> {
+    auto holder = co_await pool.acquire(Context());
+    asio::co_spawn(
+        co_await asio::this_coro::executor,
+        [&]() -> asio::awaitable<void> {
+          const auto start = std::chrono::steady_clock::now();
+          try {
+            auto conn = co_await pool.acquire(Context().with_timeout(50ms));
+          } catch (const Error& e) {
+            code = e.code();
+          }
+          waited = std::chrono::steady_clock::now() - start;
+        },
+        asio::detached);
+    co_await Sleep(300ms);
+  });
+  EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+  EXPECT_GE(waited, 45ms);
+  EXPECT_LT(waited, 250ms);
+  EXPECT_EQ(pool.stats().stopped_waiting, 1u);
+  EXPECT_EQ(pool.stats().waiting, 0u);
+}
+
+TEST(Pool, FullQueueFailsFastWithOverloaded) {
+  Pool pool(sqlite_factory({}), {.max_size = 1, .max_waiters = 1});
+  ErrorCode code{};
+  RunSync([&]() -> asio::awaitable<void> {
+    auto holder = co_await pool.acquire(Context());
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(
+        ex,
+        [&]() -> asio::awaitable<void> {
+          try {
+            auto conn = co_await pool.acquire(Context().with_timeout(100ms));
+          } catch (const Error&) {
+          }
+        },
+        asio::detached);
+    co_await Sleep(10ms);  // the first waiter is queued
+    try {
+      auto conn = co_await pool.acquire(Context().with_timeout(1s));
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    co_await Sleep(150ms);
+  });
+  EXPECT_EQ(code, ErrorCode::overloaded);
+  EXPECT_EQ(pool.stats().rejected, 1u);
+}
+
+TEST(Pool, SpentContextNeverTouchesThePool) {
+  Pool pool(sqlite_factory({}), {.max_size = 1});
+  ErrorCode code{};
+  RunSync([&]() -> asio::awaitable<void> {
+    try {
+      auto conn = co_await pool.acquire(Context().with_timeout(0ms));
+    } catch (const Error& e) {
+      code = e.code();
+    }
+  });
+  EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+  EXPECT_EQ(pool.stats().opened, 0u);
+}
+
+TEST(Pool, UncleanConnectionIsClosedNotReused) {
+  Pool pool(sqlite_factory({}), {.max_size = 1});
+  RunSync([&]() -> asio::awaitable<void> {
+    {
+      auto conn = co_await pool.acquire(Context());
+      co_await conn->begin(Context(), AccessMode::read_write);
+    }  // returned with a transaction open
+    auto conn = co_await pool.acquire(Context());
+    EXPECT_FALSE(conn->in_transaction());
+  });
+  EXPECT_EQ(pool.stats().discarded, 1u);
+  EXPECT_EQ(pool.stats().opened, 2u);
+  EXPECT_EQ(pool.stats().open, 1u);
+}
+
+TEST(Pool, ManyCallersWithShortDeadlinesNeverLeakOrExceedTheLimit) {
+  Pool pool(sqlite_factory({}), {.max_size = 4});
+  std::map<ErrorCode, int> outcomes;
+  int ok = 0;
+  asio::io_context io;
+  std::mt19937 rng(12345);
+  for (int i = 0; i < 50; ++i) {
+    const auto budget = std::chrono::milliseconds(20 + static_cast<int>(rng() % 80));
+    const auto hold = std::chrono::milliseconds(5 + static_cast<int>(rng() % 40));
+    const bool slow_query = rng() % 4 == 0;
+    asio::co_spawn(
+        io,
+        [&, budget, hold, slow_query]() -> asio::awaitable<void> {
+          Context ctx = Context().with_timeout(budget);
+          try {
+            auto conn = co_await pool.acquire(ctx);
+            if (slow_query)  // runs until the deadline interrupts it
+              co_await conn->execute(ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c", {});
+            co_await conn->execute(ctx, "select 1", {});
+            co_await Sleep(hold);
+            ++ok;
+          } catch (const Error& e) {
+            ++outcomes[e.code()];
+          }
+          EXPECT_LE(pool.stats().open, 4u);
+        },
+        asio::detached);
+  }
+  io.run();
+  PoolStats s = pool.stats();
+  EXPECT_LE(s.max_open_seen, 4u);
+  EXPECT_EQ(s.in_use, 0u);
+  EXPECT_EQ(s.waiting, 0u);
+  EXPECT_EQ(s.idle, s.open);
+  EXPECT_LE(s.open, 4u);
+  // Every caller either finished or ran out of budget; nothing else went wrong.
+  int stopped = outcomes[ErrorCode::deadline_exceeded];
+  EXPECT_EQ(ok + stopped, 50);
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(stopped, 0);
+  // The interrupted connections were clean and went back to the pool.
+  EXPECT_EQ(s.discarded, 0u);
+}
+
+}  // namespace
+}  // namespace cutoff::sql

@@ -1,0 +1,475 @@
+#include "cutoff/sql/sqlite/sqlite_connection.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "cutoff/core/cancel.hpp"
+#include "cutoff/sql/comment.hpp"
+#include "cutoff/sql/database_error.hpp"
+
+namespace cutoff::sql {
+namespace {
+
+namespace asio = boost::asio;
+
+// The closest PostgreSQL SQLSTATE for an SQLite result code, so callers can treat both alike.
+std::string SqlstateFor(int rc, const char* message) {
+  switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT: return "23000";
+    case SQLITE_READONLY: return "25006";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return "55P03";
+    case SQLITE_FULL: return "53100";
+    case SQLITE_NOMEM: return "53200";
+    case SQLITE_TOOBIG:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE: return "22000";
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR: return "58030";
+    case SQLITE_ERROR:
+      if (message && std::strncmp(message, "no such table", 13) == 0) return "42P01";
+      if (message && std::strncmp(message, "no such column", 14) == 0) return "42703";
+      if (message && std::strncmp(message, "no such function", 16) == 0) return "42883";
+      return "42000";
+    default: return "XX000";
+  }
+}
+
+// State shared by a connection and its worker thread. The worker owns `db`; other threads
+// only ever call sqlite3_interrupt on it, under `interrupt_mu`.
+struct Worker {
+  sqlite3* db = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> jobs;
+  bool closing = false;
+  std::thread thread;
+
+  // The statement being stepped: read by the progress and busy handlers (worker thread only).
+  CancelToken token;
+  Deadline deadline;
+  const Clock* clock = &Clock::steady();
+  std::chrono::milliseconds busy_wait{5000};
+  std::optional<TimePoint> busy_since;
+
+  std::mutex interrupt_mu;
+  std::uint64_t running_seq = 0;  // the statement that a stop may interrupt; 0: none
+
+  std::function<void()> commit_hook;
+
+  void Post(std::function<void()> job) {
+    {
+      std::lock_guard lock(mu);
+      jobs.push_back(std::move(job));
+    }
+    cv.notify_one();
+  }
+
+  void Run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return closing || !jobs.empty(); });
+        if (jobs.empty()) break;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      job();
+    }
+    if (db) sqlite3_close_v2(db);
+    db = nullptr;
+  }
+
+  void Close(bool detach) {
+    {
+      std::lock_guard lock(mu);
+      closing = true;
+    }
+    cv.notify_one();
+    if (detach)
+      thread.detach();  // a zombie statement still runs; the thread closes the db when it ends
+    else if (thread.joinable())
+      thread.join();
+  }
+
+  static int OnProgress(void* self) noexcept { return static_cast<Worker*>(self)->token.stop_requested() ? 1 : 0; }
+
+  static int OnBusy(void* self, int count) noexcept {
+    auto* w = static_cast<Worker*>(self);
+    if (w->token.stop_requested()) return 0;
+    const TimePoint now = w->clock->now();
+    if (count == 0 || !w->busy_since) w->busy_since = now;
+    if (now - *w->busy_since >= w->busy_wait) return 0;
+    const Duration left = w->deadline.remaining_at(now);
+    if (left <= Duration::zero()) return 0;
+    // Short sleeps so that a stop is noticed within a few milliseconds.
+    const Duration nap = std::min<Duration>(left, count < 10 ? std::chrono::milliseconds(1)
+                                                             : std::chrono::milliseconds(4));
+    std::this_thread::sleep_for(nap);
+    return 1;
+  }
+
+  static int OnCommit(void* self) noexcept {
+    auto* w = static_cast<Worker*>(self);
+    if (w->commit_hook) w->commit_hook();
+    return 0;  // never turn the commit into a rollback
+  }
+};
+
+// One trip to the worker and back. The coroutine sleeps on `timer`; the worker (or, with
+// propagation off, the stop) moves its expiry to wake it.
+struct Call : std::enable_shared_from_this<Call> {
+  explicit Call(asio::any_io_executor ex) : timer(ex, asio::steady_timer::time_point::max()) {}
+
+  // First caller wins; returns false if the call had already finished or been abandoned.
+  bool Finish(bool abandon) {
+    {
+      std::lock_guard lock(mu);
+      if (finished || abandoned) return false;
+      (abandon ? abandoned : finished) = true;
+    }
+    asio::post(timer.get_executor(),
+               [self = shared_from_this()] { self->timer.expires_at(asio::steady_timer::time_point::min()); });
+    return true;
+  }
+
+  asio::steady_timer timer;
+  std::mutex mu;
+  bool finished = false;
+  bool abandoned = false;
+  Result result;
+  std::exception_ptr error;
+  bool in_tx_after = false;
+};
+
+enum class Mode {
+  statement,  // watched: progress handler, interrupt, deadline-aware busy handler
+  commit,     // never interrupted
+  control,    // BEGIN/ROLLBACK/PRAGMA: not interrupted
+};
+
+struct Job {
+  std::string sql;
+  std::vector<Value> params;
+  CancelToken token;
+  Deadline deadline;
+  const Clock* clock;
+  std::string request_id;
+};
+
+Value ColumnValue(sqlite3_stmt* stmt, int i) {
+  switch (sqlite3_column_type(stmt, i)) {
+    case SQLITE_INTEGER: return Value(static_cast<std::int64_t>(sqlite3_column_int64(stmt, i)));
+    case SQLITE_FLOAT: return Value(sqlite3_column_double(stmt, i));
+    case SQLITE_TEXT: {
+      auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
+      return Value(std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt, i))));
+    }
+    case SQLITE_BLOB: {
+      auto* p = static_cast<const char*>(sqlite3_column_blob(stmt, i));
+      return Value(Blob{std::string(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, i)))});
+    }
+    default: return Value();
+  }
+}
+
+void Bind(sqlite3_stmt* stmt, const std::vector<Value>& params, const std::string& request_id) {
+  const int wanted = sqlite3_bind_parameter_count(stmt);
+  if (wanted == 0) return;
+  if (static_cast<std::size_t>(wanted) != params.size())
+    throw Error(ErrorCode::invalid_argument,
+                "statement takes " + std::to_string(wanted) + " parameters, " + std::to_string(params.size()) +
+                    " given",
+                request_id);
+  for (int i = 0; i < wanted; ++i) {
+    const Value& v = params[static_cast<std::size_t>(i)];
+    int rc;
+    if (v.is_null()) rc = sqlite3_bind_null(stmt, i + 1);
+    else if (auto* n = v.if_int()) rc = sqlite3_bind_int64(stmt, i + 1, *n);
+    else if (auto* d = v.if_double()) rc = sqlite3_bind_double(stmt, i + 1, *d);
+    else if (auto* s = v.if_text()) rc = sqlite3_bind_text64(stmt, i + 1, s->data(), s->size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    else rc = sqlite3_bind_blob64(stmt, i + 1, v.if_blob()->bytes.data(), v.if_blob()->bytes.size(), SQLITE_TRANSIENT);
+    if (rc != SQLITE_OK)
+      throw DatabaseError(ErrorCode::invalid_argument, "22000", "cannot bind parameter " + std::to_string(i + 1),
+                          request_id);
+  }
+}
+
+// Runs every statement in `job.sql` on the worker thread; returns the last one's result.
+Result ExecuteOnWorker(Worker& w, const Job& job) {
+  sqlite3* db = w.db;
+  const char* tail = job.sql.c_str();
+  const char* end = tail + job.sql.size();
+  Result last;
+  auto fail = [&](int rc) -> void {
+    const char* msg = sqlite3_errmsg(db);
+    const int primary = rc & 0xff;
+    if (primary == SQLITE_INTERRUPT || ((primary == SQLITE_BUSY || primary == SQLITE_LOCKED) &&
+                                        (job.token.stop_requested() || job.deadline.expired(*job.clock)))) {
+      StopReason why = job.token.reason();
+      if (why == StopReason::none) why = job.deadline.expired(*job.clock) ? StopReason::deadline_exceeded
+                                                                          : StopReason::cancelled;
+      throw Error::stopped(why, job.request_id);
+    }
+    std::string sqlstate = SqlstateFor(rc, msg);
+    throw DatabaseError(error_code_for_sqlstate(sqlstate), sqlstate, std::string("sqlite: ") + msg, job.request_id);
+  };
+  while (tail < end) {
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db, tail, static_cast<int>(end - tail), &raw, &tail);
+    if (rc != SQLITE_OK) fail(rc);
+    if (!raw) continue;  // only whitespace or a comment was left
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt(raw, &sqlite3_finalize);
+    Bind(raw, job.params, job.request_id);
+    const int ncol = sqlite3_column_count(raw);
+    auto names = std::make_shared<std::vector<std::string>>();
+    for (int i = 0; i < ncol; ++i) names->emplace_back(sqlite3_column_name(raw, i));
+    std::vector<Row> rows;
+    for (;;) {
+      rc = sqlite3_step(raw);
+      if (rc == SQLITE_ROW) {
+        std::vector<Value> values;
+        values.reserve(static_cast<std::size_t>(ncol));
+        for (int i = 0; i < ncol; ++i) values.push_back(ColumnValue(raw, i));
+        rows.emplace_back(names, std::move(values));
+      } else if (rc == SQLITE_DONE) {
+        break;
+      } else {
+        fail(rc);
+      }
+    }
+    const std::int64_t changed = sqlite3_stmt_readonly(raw) ? 0 : sqlite3_changes64(db);
+    last = Result(std::move(names), std::move(rows), changed);
+  }
+  return last;
+}
+
+class SqliteConnection final : public Connection {
+ public:
+  SqliteConnection(std::shared_ptr<Worker> worker, SqliteOptions options)
+      : w_(std::move(worker)), options_(std::move(options)) {}
+
+  ~SqliteConnection() override { w_->Close(/*detach=*/zombie_); }
+
+  std::string_view driver() const noexcept override { return "sqlite"; }
+
+  asio::awaitable<Result> execute(const Context& ctx, std::string_view sql, std::span<const Value> params) override {
+    ctx.check();
+    if (broken_) throw Error(ErrorCode::unavailable, "connection is broken", ctx.request_id());
+    co_return co_await Run(ctx, with_comment(sql, ctx.values()), {params.begin(), params.end()}, Mode::statement);
+  }
+
+  asio::awaitable<void> begin(const Context& ctx, AccessMode mode) override {
+    ctx.check();
+    if (in_tx_) throw Error(ErrorCode::invalid_argument, "a transaction is already open", ctx.request_id());
+    // IMMEDIATE takes the write lock now, waiting for it under the deadline, instead of
+    // failing later with SQLITE_BUSY when a read transaction tries to upgrade.
+    co_await Run(ctx, mode == AccessMode::read_only ? "BEGIN DEFERRED; PRAGMA query_only=1" : "BEGIN IMMEDIATE", {},
+                 Mode::statement);
+    tx_mode_ = mode;
+  }
+
+  asio::awaitable<CommitReport> commit(const Context& ctx) override {
+    CommitReport report;
+    std::exception_ptr failure;
+    try {
+      co_await Run(ctx, "COMMIT", {}, Mode::commit);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    report.stopped_in_flight = ctx.stop_reason();  // the caller checked just before sending
+    if (!failure) {
+      report.phase = CommitPhase::committed;
+    } else {
+      report.error = failure;
+      report.error_message = Describe(failure);
+      if (in_tx_) co_await rollback();
+      report.phase = CommitPhase::rolled_back;  // SQLite answers in-process: never lost
+    }
+    co_await RestoreQueryOnly();
+    co_return report;
+  }
+
+  asio::awaitable<void> rollback() override {
+    if (!in_tx_ || broken_) co_return;
+    try {
+      co_await Run(Context(), "ROLLBACK", {}, Mode::control);
+    } catch (...) {
+      broken_ = true;
+    }
+    co_await RestoreQueryOnly();
+  }
+
+  asio::awaitable<bool> ping(const Context& ctx) override {
+    if (broken_) co_return false;
+    std::exception_ptr failure;
+    try {
+      co_await Run(ctx, "SELECT 1", {}, Mode::statement);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      if (ctx.stop_requested()) std::rethrow_exception(failure);
+      broken_ = true;
+    }
+    co_return !broken_;
+  }
+
+  bool reusable() const noexcept override { return !broken_ && !in_tx_; }
+  bool in_transaction() const noexcept override { return in_tx_; }
+
+ private:
+  static std::string Describe(const std::exception_ptr& e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      return x.what();
+    } catch (...) {
+      return "unknown error";
+    }
+  }
+
+  asio::awaitable<void> RestoreQueryOnly() {
+    if (tx_mode_ != AccessMode::read_only || options_.read_only || broken_) co_return;
+    tx_mode_ = AccessMode::read_write;
+    try {
+      co_await Run(Context(), "PRAGMA query_only=0", {}, Mode::control);
+    } catch (...) {
+      broken_ = true;
+    }
+  }
+
+  asio::awaitable<Result> Run(const Context& ctx, std::string sql, std::vector<Value> params, Mode mode) {
+    const bool propagate = options_.driver.propagation == Propagation::on;
+    const bool watched = mode == Mode::statement && propagate;
+    const bool abandon_on_stop = mode == Mode::statement && !propagate && ctx.bound();
+    const std::uint64_t seq = next_seq_++;
+    auto call = std::make_shared<Call>(co_await asio::this_coro::executor);
+    auto job = std::make_shared<Job>(Job{std::move(sql), std::move(params), watched ? ctx.token() : CancelToken(),
+                                         watched ? ctx.deadline() : Deadline::never(), &ctx.clock(),
+                                         ctx.request_id()});
+    w_->Post([w = w_.get(), call, job, seq, watched, hold = w_] {
+      if (watched) {
+        std::lock_guard lock(w->interrupt_mu);
+        w->running_seq = seq;
+      }
+      w->token = job->token;
+      w->deadline = job->deadline;
+      w->clock = job->clock;
+      w->busy_since.reset();
+      try {
+        call->result = ExecuteOnWorker(*w, *job);
+      } catch (...) {
+        call->error = std::current_exception();
+      }
+      w->token = CancelToken();
+      if (watched) {
+        std::lock_guard lock(w->interrupt_mu);
+        w->running_seq = 0;
+      }
+      call->in_tx_after = w->db && !sqlite3_get_autocommit(w->db);
+      call->Finish(/*abandon=*/false);
+    });
+
+    std::optional<CancelRegistration> on_stop;
+    if (watched) {
+      on_stop.emplace(ctx.token(), [w = w_, seq](StopReason) {
+        std::lock_guard lock(w->interrupt_mu);
+        if (w->running_seq == seq) sqlite3_interrupt(w->db);
+      });
+    } else if (abandon_on_stop) {
+      // A client with only a client-side timeout: stop waiting, leave the statement running.
+      on_stop.emplace(ctx.token(), [call](StopReason) { call->Finish(/*abandon=*/true); });
+    }
+    co_await call->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    on_stop.reset();
+
+    bool abandoned;
+    {
+      std::lock_guard lock(call->mu);
+      abandoned = call->abandoned;
+    }
+    if (abandoned) {
+      broken_ = zombie_ = true;
+      throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+    }
+    in_tx_ = call->in_tx_after;
+    if (call->error) std::rethrow_exception(call->error);
+    co_return std::move(call->result);
+  }
+
+  std::shared_ptr<Worker> w_;
+  SqliteOptions options_;
+  std::uint64_t next_seq_ = 1;
+  AccessMode tx_mode_ = AccessMode::read_write;
+  bool in_tx_ = false;
+  bool broken_ = false;
+  bool zombie_ = false;  // a statement was abandoned mid-run (propagation off)
+};
+
+}  // namespace
+
+asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, SqliteOptions options) {
+  ctx.check();
+  auto w = std::make_shared<Worker>();
+  w->busy_wait = options.busy_wait;
+  w->commit_hook = options.commit_hook;
+  w->thread = std::thread([w] { w->Run(); });
+  auto conn = std::make_unique<SqliteConnection>(w, options);
+
+  // Open on the worker thread, like everything else that touches the handle.
+  auto call = std::make_shared<Call>(co_await asio::this_coro::executor);
+  w->Post([w = w.get(), call, options, rid = ctx.request_id()] {
+    const bool memory = options.path == ":memory:" || options.path.empty();
+    int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI;
+    flags |= options.read_only && !memory ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(memory ? ":memory:" : options.path.c_str(), &w->db, flags, nullptr);
+    std::string error;
+    if (rc != SQLITE_OK) {
+      error = std::string("cannot open sqlite database '") + options.path + "': " +
+              (w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+    } else {
+      sqlite3_extended_result_codes(w->db, 1);
+      std::string setup = "PRAGMA foreign_keys=ON;";
+      if (!memory && !options.read_only) setup += "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;";
+      if (options.read_only) setup += "PRAGMA query_only=1;";
+      char* msg = nullptr;
+      if (sqlite3_exec(w->db, setup.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+        error = std::string("cannot set up sqlite database '") + options.path + "': " + (msg ? msg : "?");
+        sqlite3_free(msg);
+      }
+      if (options.driver.propagation == Propagation::on) {
+        sqlite3_progress_handler(w->db, std::max(1, options.progress_steps), &Worker::OnProgress, w);
+        sqlite3_busy_handler(w->db, &Worker::OnBusy, w);
+      } else {
+        sqlite3_busy_timeout(w->db, static_cast<int>(options.busy_wait.count()));
+      }
+      if (options.commit_hook) sqlite3_commit_hook(w->db, &Worker::OnCommit, w);
+    }
+    if (!error.empty()) call->error = std::make_exception_ptr(DatabaseError(ErrorCode::unavailable, "08001", error, rid));
+    call->Finish(false);
+  });
+  co_await call->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  if (call->error) std::rethrow_exception(call->error);
+  co_return conn;
+}
+
+ConnectionFactory sqlite_factory(SqliteOptions options) {
+  return [options = std::move(options)](const Context& ctx) { return open_sqlite(ctx, options); };
+}
+
+}  // namespace cutoff::sql
