@@ -58,6 +58,8 @@ asio::awaitable<void> Transaction::commit(const Context& ctx) {
   phase_ = report.phase;
   const bool read_only = mode_ == AccessMode::read_only;
   if (report.stopped_in_flight != StopReason::none) {
+    // The server said it rolled back: the stop is reported as what it is, safely.
+    if (phase_ == CommitPhase::rolled_back) throw Error::stopped(report.stopped_in_flight, ctx.request_id());
     if (!read_only) throw stop_error(report.stopped_in_flight, ctx.request_id());
     if (phase_ != CommitPhase::committed) throw Error::stopped(report.stopped_in_flight, ctx.request_id());
   }

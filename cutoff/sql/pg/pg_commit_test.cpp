@@ -1,0 +1,289 @@
+// Commit-point tracking against a real server. COMMIT is made slow with a deferred
+// constraint trigger (it runs at commit time), which gives a stop time to land mid-commit.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <random>
+#include <thread>
+
+#include "cutoff/sql/pg/pg_connection.hpp"
+#include "cutoff/sql/transaction.hpp"
+#include "cutoff/testing/postgres.hpp"
+#include "cutoff/testing/run_sync.hpp"
+
+namespace cutoff::sql {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using cutoff::testing::RunSync;
+
+asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+class PgCommit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    opts_.url = cutoff::testing::TestPostgresUrl();
+    ASSERT_FALSE(opts_.url.empty()) << "no test PostgreSQL: run through ctest (fixture `postgres`)";
+    static std::mt19937_64 rng(std::random_device{}());
+    table_ = "acct_" + std::to_string(rng() % 1000000000);
+    RunSync([&]() -> asio::awaitable<void> {
+      auto conn = co_await open_postgresql(Context(), opts_);
+      co_await conn->execute(Context(),
+                             "create or replace function cutoff_slow_commit() returns trigger language plpgsql as "
+                             "$$ begin perform pg_sleep(0.4); return null; end $$",
+                             {});
+      co_await conn->execute(Context(), "create table " + table_ + "(id int primary key)", {});
+      co_await conn->execute(Context(), "create constraint trigger slow after insert on " + table_ +
+                                            " deferrable initially deferred for each row "
+                                            "execute function cutoff_slow_commit()",
+                             {});
+    });
+  }
+  void TearDown() override {
+    if (table_.empty() || opts_.url.empty()) return;
+    RunSync([&]() -> asio::awaitable<void> {
+      auto conn = co_await open_postgresql(Context(), opts_);
+      co_await conn->execute(Context(), "drop table if exists " + table_, {});
+    });
+  }
+
+  asio::awaitable<std::int64_t> Rows() {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    Result r = co_await conn->execute(Context(), "select count(*) from " + table_, {});
+    co_return r[0].get<std::int64_t>(0);
+  }
+
+  std::string Insert() const { return "insert into " + table_ + " values (1)"; }
+
+  PgOptions opts_;
+  std::string table_;
+};
+
+ErrorCode CodeOf(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& x) {
+    return x.code();
+  } catch (...) {
+  }
+  return ErrorCode::internal;
+}
+
+TEST_F(PgCommit, CommitWithoutStopSucceeds) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    Context ctx = Context().with_timeout(5s);
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, Insert(), {});
+    co_await tx.commit(ctx);
+    EXPECT_EQ(tx.phase(), CommitPhase::committed);
+    EXPECT_EQ(co_await Rows(), 1);
+    EXPECT_TRUE(conn->reusable());
+  });
+}
+
+TEST_F(PgCommit, StopBeforeCommitIsSafeAndRollsBack) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto [ctx, source] = Context().with_cancel();
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, Insert(), {});
+    source.request_stop(StopReason::deadline_exceeded);
+    std::exception_ptr failure;
+    try {
+      co_await tx.commit(ctx);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    EXPECT_EQ(CodeOf(failure), ErrorCode::deadline_exceeded);
+    EXPECT_EQ(tx.phase(), CommitPhase::rolled_back);
+    EXPECT_EQ(co_await Rows(), 0);
+    EXPECT_TRUE(conn->reusable());
+  });
+}
+
+TEST_F(PgCommit, StopWhileExecutingInsideTransactionIsSafe) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    Context ctx = Context().with_timeout(100ms);
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, Insert(), {});
+    std::exception_ptr failure;
+    try {
+      co_await tx.execute(ctx, "select pg_sleep(5)", {});
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    co_await tx.rollback();
+    EXPECT_EQ(CodeOf(failure), ErrorCode::deadline_exceeded);
+    EXPECT_EQ(co_await Rows(), 0);
+    EXPECT_TRUE(conn->reusable());
+  });
+}
+
+TEST_F(PgCommit, StopWhileCommitInFlightIsAmbiguousAndTheCommitIsNotCancelled) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto [ctx, source] = Context().with_cancel();
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, Insert(), {});
+    std::thread stopper([source = source] {
+      std::this_thread::sleep_for(150ms);  // COMMIT takes 400 ms
+      source.request_stop(StopReason::cancelled);
+    });
+    const std::uint64_t cancels_before = postgresql_cancels_sent();
+    std::exception_ptr failure;
+    try {
+      co_await tx.commit(ctx);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    stopper.join();
+    EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
+    EXPECT_EQ(tx.phase(), CommitPhase::committed);  // what we know: it did commit
+    EXPECT_EQ(postgresql_cancels_sent(), cancels_before);
+    EXPECT_EQ(co_await Rows(), 1);
+  });
+}
+
+TEST_F(PgCommit, ConnectionDroppedDuringCommitIsAmbiguous) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto killer = co_await open_postgresql(Context(), opts_);
+    Result pid = co_await conn->execute(Context(), "select pg_backend_pid()", {});
+    std::vector<Value> victim{pid[0].get<std::int64_t>(0)};
+    Context ctx = Context().with_timeout(5s);
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, Insert(), {});
+    asio::co_spawn(
+        co_await asio::this_coro::executor,
+        [&]() -> asio::awaitable<void> {
+          co_await Sleep(150ms);
+          co_await killer->execute(Context(), "select pg_terminate_backend($1::int)", victim);
+        },
+        asio::detached);
+    std::exception_ptr failure;
+    try {
+      co_await tx.commit(ctx);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
+    EXPECT_EQ(tx.phase(), CommitPhase::unknown);
+    EXPECT_FALSE(conn->reusable());
+    co_await Sleep(50ms);
+  });
+}
+
+TEST_F(PgCommit, StopAfterCommitIsAmbiguousForTheCaller) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto [ctx, source] = Context().with_cancel();
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, Insert(), {});
+    co_await tx.commit(ctx);
+    source.request_stop(StopReason::deadline_exceeded);
+    ErrorCode code{};
+    try {
+      tx.check(ctx);
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    EXPECT_EQ(code, ErrorCode::commit_ambiguous);
+    EXPECT_EQ(co_await Rows(), 1);
+  });
+}
+
+// A deadline that passes while COMMIT is in flight: the commit is not cancelled, it completes,
+// and the caller hears commit_ambiguous, never a safe-to-retry deadline_exceeded.
+TEST_F(PgCommit, DeadlineDuringCommitIsAmbiguousNeverSafe) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    Context ctx = Context().with_timeout(200ms);
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, Insert(), {});
+    std::exception_ptr failure;
+    try {
+      co_await tx.commit(ctx);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
+    EXPECT_EQ(tx.phase(), CommitPhase::committed);
+    EXPECT_EQ(co_await Rows(), 1);
+  });
+}
+
+// When the server answers that the commit failed, nothing was written: a stop that landed
+// meanwhile is reported as itself (safe), because the outcome is known.
+TEST_F(PgCommit, StopDuringACommitTheServerRejectedIsSafe) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    const std::string rejecting = table_ + "_r";
+    co_await conn->execute(Context(),
+                           "create or replace function cutoff_slow_reject() returns trigger language plpgsql as "
+                           "$$ begin perform pg_sleep(0.4); raise exception 'rejected at commit'; end $$",
+                           {});
+    co_await conn->execute(Context(), "create table " + rejecting + "(id int primary key)", {});
+    co_await conn->execute(Context(), "create constraint trigger reject after insert on " + rejecting +
+                                          " deferrable initially deferred for each row "
+                                          "execute function cutoff_slow_reject()",
+                           {});
+    auto [ctx, source] = Context().with_cancel();
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, "insert into " + rejecting + " values (1)", {});
+    std::thread stopper([source = source] {
+      std::this_thread::sleep_for(150ms);
+      source.request_stop(StopReason::cancelled);
+    });
+    std::exception_ptr failure;
+    try {
+      co_await tx.commit(ctx);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    stopper.join();
+    EXPECT_EQ(CodeOf(failure), ErrorCode::cancelled);
+    EXPECT_EQ(tx.phase(), CommitPhase::rolled_back);
+    Result n = co_await conn->execute(Context(), "select count(*) from " + rejecting, {});
+    EXPECT_EQ(n[0].get<int>(0), 0);
+    co_await conn->execute(Context(), "drop table " + rejecting, {});
+  });
+}
+
+TEST_F(PgCommit, ReadOnlyTransactionIsEnforcedAndNeverAmbiguous) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto [ctx, source] = Context().with_cancel();
+    auto tx = co_await Transaction::begin(*conn, ctx, AccessMode::read_only);
+    std::exception_ptr failure;
+    try {
+      co_await tx.execute(ctx, Insert(), {});
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    EXPECT_EQ(CodeOf(failure), ErrorCode::invalid_argument);  // 25006 read_only_sql_transaction
+    co_await tx.rollback();
+    auto tx2 = co_await Transaction::begin(*conn, ctx, AccessMode::read_only);
+    co_await tx2.execute(ctx, "select count(*) from " + table_, {});
+    co_await tx2.commit(ctx);
+    source.request_stop(StopReason::deadline_exceeded);
+    ErrorCode code{};
+    try {
+      tx2.check(ctx);
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+  });
+}
+
+}  // namespace
+}  // namespace cutoff::sql

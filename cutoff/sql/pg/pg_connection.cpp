@@ -1,0 +1,679 @@
+#include "cutoff/sql/pg/pg_connection.hpp"
+
+#include <libpq-fe.h>
+
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cutoff/core/asio.hpp"
+#include "cutoff/core/cancel.hpp"
+#include "cutoff/sql/comment.hpp"
+#include "cutoff/sql/database_error.hpp"
+
+namespace cutoff::sql {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+std::atomic<std::uint64_t> g_cancels_sent{0};
+
+// PQcancel blocks (it opens its own connection to the server), so cancel requests go out
+// from one dedicated thread. Jobs complete in order.
+class CancelThread {
+ public:
+  static CancelThread& instance() {
+    static CancelThread thread;
+    return thread;
+  }
+
+  void Submit(std::shared_ptr<PGcancel> cancel, std::function<void()> done) {
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back({std::move(cancel), std::move(done)});
+    }
+    cv_.notify_one();
+  }
+
+  ~CancelThread() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Job {
+    std::shared_ptr<PGcancel> cancel;
+    std::function<void()> done;
+  };
+
+  CancelThread() : thread_([this] { Run(); }) {}
+
+  void Run() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      char err[256];
+      PQcancel(job.cancel.get(), err, sizeof err);  // a failure leaves the drain grace to act
+      g_cancels_sent.fetch_add(1, std::memory_order_relaxed);
+      job.done();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Type OIDs from pg_type.h (stable across versions).
+constexpr Oid kBool = 16, kBytea = 17, kInt8 = 20, kInt2 = 21, kInt4 = 23, kOid = 26, kFloat4 = 700,
+              kFloat8 = 701;
+
+Value ToValue(PGresult* r, int row, int col, Oid type) {
+  if (PQgetisnull(r, row, col)) return Value();
+  const char* text = PQgetvalue(r, row, col);
+  const int len = PQgetlength(r, row, col);
+  switch (type) {
+    case kBool: return Value(std::int64_t{text[0] == 't' ? 1 : 0});
+    case kInt2:
+    case kInt4:
+    case kInt8:
+    case kOid: {
+      std::int64_t v = 0;
+      auto res = std::from_chars(text, text + len, v);
+      if (res.ec == std::errc()) return Value(v);
+      break;
+    }
+    case kFloat4:
+    case kFloat8: {
+      double v = 0;
+      auto res = std::from_chars(text, text + len, v);
+      if (res.ec == std::errc()) return Value(v);
+      break;
+    }
+    case kBytea: {
+      std::size_t n = 0;
+      unsigned char* bytes = PQunescapeBytea(reinterpret_cast<const unsigned char*>(text), &n);
+      if (bytes) {
+        Blob b{std::string(reinterpret_cast<char*>(bytes), n)};
+        PQfreemem(bytes);
+        return Value(std::move(b));
+      }
+      break;
+    }
+    default: break;
+  }
+  return Value(std::string(text, static_cast<std::size_t>(len)));
+}
+
+Result ToResult(PGresult* r) {
+  const int nf = PQnfields(r);
+  const int nt = PQntuples(r);
+  auto names = std::make_shared<std::vector<std::string>>();
+  std::vector<Oid> types;
+  names->reserve(static_cast<std::size_t>(nf));
+  for (int c = 0; c < nf; ++c) {
+    names->emplace_back(PQfname(r, c));
+    types.push_back(PQftype(r, c));
+  }
+  std::vector<Row> rows;
+  rows.reserve(static_cast<std::size_t>(nt));
+  for (int i = 0; i < nt; ++i) {
+    std::vector<Value> values;
+    values.reserve(static_cast<std::size_t>(nf));
+    for (int c = 0; c < nf; ++c) values.push_back(ToValue(r, i, c, types[static_cast<std::size_t>(c)]));
+    rows.emplace_back(names, std::move(values));
+  }
+  std::int64_t affected = 0;
+  const char* tuples = PQcmdTuples(r);
+  if (tuples && *tuples) std::from_chars(tuples, tuples + std::strlen(tuples), affected);
+  return Result(std::move(names), std::move(rows), affected);
+}
+
+// Parameters as libpq wants them: text for everything but blobs, which go binary.
+class Params {
+ public:
+  explicit Params(std::span<const Value> params) {
+    const std::size_t n = params.size();
+    text_.resize(n);
+    values_.resize(n);
+    lengths_.resize(n);
+    formats_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Value& v = params[i];
+      if (v.is_null()) {
+        values_[i] = nullptr;
+        continue;
+      }
+      if (auto* b = v.if_blob()) {
+        values_[i] = b->bytes.data();
+        lengths_[i] = static_cast<int>(b->bytes.size());
+        formats_[i] = 1;
+        continue;
+      }
+      if (auto* s = v.if_text()) {
+        values_[i] = s->c_str();
+        continue;
+      }
+      if (auto* n64 = v.if_int()) {
+        text_[i] = std::to_string(*n64);
+      } else {
+        char buf[32];
+        auto res = std::to_chars(buf, buf + sizeof buf, *v.if_double());
+        text_[i].assign(buf, res.ptr);
+      }
+      values_[i] = text_[i].c_str();
+    }
+  }
+  int size() const noexcept { return static_cast<int>(values_.size()); }
+  const char* const* values() const noexcept { return values_.data(); }
+  const int* lengths() const noexcept { return lengths_.data(); }
+  const int* formats() const noexcept { return formats_.data(); }
+
+ private:
+  std::vector<std::string> text_;
+  std::vector<const char*> values_;
+  std::vector<int> lengths_;
+  std::vector<int> formats_;
+};
+
+// The remaining budget becomes the statement's timeout, transaction-local. Tighten-only: a
+// smaller statement_timeout already in force (a role's setting, or an earlier statement's
+// budget in the same transaction) is kept.
+constexpr const char* kBudgetSql =
+    "select set_config('statement_timeout', (case when t.ms > 0 and t.ms < $1::bigint then t.ms "
+    "else $1::bigint end)::text, true) from (select (extract(epoch from "
+    "current_setting('statement_timeout')::interval) * 1000)::bigint as ms) t";
+
+struct Query {
+  const char* sql;
+  std::span<const Value> params;
+};
+
+enum class Kind {
+  statement,  // a stop cancels it
+  commit,     // a stop is recorded; the answer is awaited for commit_grace
+  control,    // BEGIN/ROLLBACK/ping under an unbound context
+};
+
+// What one pipeline (queries + sync) came back with.
+struct Batch {
+  std::vector<PgResult> results;  // one per query; null if none arrived
+  bool lost = false;              // the connection failed
+  bool gave_up = false;           // stopped waiting (grace ran out, or propagation off)
+  std::string lost_message;
+};
+
+struct ConnDeleter {
+  void operator()(PGconn* c) const noexcept { PQfinish(c); }
+};
+using PgConnPtr = std::unique_ptr<PGconn, ConnDeleter>;
+
+class PgConnection;
+
+// Lets callbacks from other threads find the connection, if it still exists. Touched only
+// on the connection's executor.
+struct Anchor {
+  PgConnection* owner = nullptr;
+};
+
+class PgConnection final : public Connection {
+ public:
+  PgConnection(PgConnPtr pg, PgOptions options)
+      : pg_(std::move(pg)), options_(std::move(options)), anchor_(std::make_shared<Anchor>()) {
+    anchor_->owner = this;
+    cancel_ = std::shared_ptr<PGcancel>(PQgetCancel(pg_.get()), [](PGcancel* c) {
+      if (c) PQfreeCancel(c);
+    });
+  }
+
+  ~PgConnection() override {
+    anchor_->owner = nullptr;
+    Close();
+  }
+
+  std::string_view driver() const noexcept override { return "postgresql"; }
+
+  asio::awaitable<Result> execute(const Context& ctx, std::string_view sql, std::span<const Value> params) override {
+    ctx.check();
+    if (broken_) throw Error(ErrorCode::unavailable, "connection is broken", ctx.request_id());
+    const std::string text = with_comment(sql, ctx.values());
+    std::string budget;
+    Query queries[2];
+    std::size_t n = 0;
+    std::span<const Value> budget_param;
+    Value budget_value;
+    if (options_.driver.propagation == Propagation::on && !ctx.deadline().is_never()) {
+      const std::int64_t ms = ctx.deadline().remaining_ms_ceil(ctx.clock());
+      if (ms <= 0) throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+      if (ms < INT_MAX) {
+        budget_value = Value(std::to_string(ms));
+        budget_param = std::span<const Value>(&budget_value, 1);
+        queries[n++] = {kBudgetSql, budget_param};
+      }
+    }
+    const bool budget_sent = n == 1;
+    queries[n++] = {text.c_str(), params};
+    Batch batch = co_await RunBatch(ctx, std::span<const Query>(queries, n), Kind::statement);
+    if (batch.gave_up) throw StopError(ctx, "gave up waiting for the server; connection closed");
+    if (batch.lost) throw DatabaseError(ErrorCode::unavailable, "08006", batch.lost_message, ctx.request_id());
+    for (std::size_t i = 0; i < n; ++i) {
+      PGresult* r = batch.results[i].get();
+      if (!r) throw DatabaseError(ErrorCode::internal, "XX000", "no result from the server", ctx.request_id());
+      const ExecStatusType st = PQresultStatus(r);
+      if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+        if (i + 1 == n) co_return ToResult(r);
+        continue;
+      }
+      ThrowResultError(ctx, r, budget_sent);
+    }
+    co_return Result();
+  }
+
+  asio::awaitable<void> begin(const Context& ctx, AccessMode mode) override {
+    ctx.check();
+    if (broken_) throw Error(ErrorCode::unavailable, "connection is broken", ctx.request_id());
+    if (in_tx_) throw Error(ErrorCode::invalid_argument, "a transaction is already open", ctx.request_id());
+    Query q{mode == AccessMode::read_only ? "BEGIN READ ONLY" : "BEGIN", {}};
+    Batch batch = co_await RunBatch(ctx, std::span<const Query>(&q, 1), Kind::statement);
+    if (batch.gave_up) throw StopError(ctx, "gave up waiting for BEGIN");
+    if (batch.lost) throw DatabaseError(ErrorCode::unavailable, "08006", batch.lost_message, ctx.request_id());
+    PGresult* r = batch.results[0].get();
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) ThrowResultError(ctx, r, false);
+  }
+
+  asio::awaitable<CommitReport> commit(const Context& ctx) override {
+    CommitReport report;
+    if (broken_) {
+      report.phase = CommitPhase::rolled_back;  // nothing was sent; the server rolls back
+      report.error = std::make_exception_ptr(Error(ErrorCode::unavailable, "connection is broken", ctx.request_id()));
+      report.error_message = "connection is broken";
+      co_return report;
+    }
+    Query q{"COMMIT", {}};
+    Batch batch = co_await RunBatch(ctx, std::span<const Query>(&q, 1), Kind::commit);
+    report.stopped_in_flight = stop_seen_ != StopReason::none ? stop_seen_ : ctx.stop_reason();
+    if (batch.gave_up || batch.lost) {
+      report.phase = CommitPhase::unknown;
+      report.error_message = batch.gave_up ? "no answer to COMMIT within the commit grace; connection closed"
+                                           : "connection lost during COMMIT: " + batch.lost_message;
+      report.error = std::make_exception_ptr(Error(ErrorCode::commit_ambiguous, report.error_message, ctx.request_id()));
+      co_return report;
+    }
+    PGresult* r = batch.results[0].get();
+    if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
+      if (std::string_view(PQcmdStatus(r)) == "COMMIT") {
+        report.phase = CommitPhase::committed;
+      } else {  // COMMIT of a failed transaction answers ROLLBACK
+        report.phase = CommitPhase::rolled_back;
+        report.error_message = "the transaction had failed; COMMIT rolled it back";
+        report.error = std::make_exception_ptr(
+            DatabaseError(ErrorCode::invalid_argument, "25P02", report.error_message, ctx.request_id()));
+      }
+    } else {
+      report.phase = CommitPhase::rolled_back;
+      try {
+        ThrowResultError(ctx, r, false);
+      } catch (...) {
+        report.error = std::current_exception();
+      }
+      report.error_message = r ? Trim(PQresultErrorMessage(r)) : "no result";
+    }
+    co_return report;
+  }
+
+  asio::awaitable<void> rollback() override {
+    if (!in_tx_ || broken_) co_return;
+    Query q{"ROLLBACK", {}};
+    Batch batch = co_await RunBatch(Context(), std::span<const Query>(&q, 1), Kind::control);
+    if (batch.lost || batch.gave_up || !batch.results[0] || PQresultStatus(batch.results[0].get()) != PGRES_COMMAND_OK)
+      MarkBroken();
+  }
+
+  asio::awaitable<bool> ping(const Context& ctx) override {
+    if (broken_) co_return false;
+    Query q{"SELECT 1", {}};
+    Batch batch = co_await RunBatch(ctx, std::span<const Query>(&q, 1), Kind::statement);
+    if (batch.gave_up) throw StopError(ctx, "gave up waiting for ping");
+    if (batch.lost || !batch.results[0] || PQresultStatus(batch.results[0].get()) != PGRES_TUPLES_OK) MarkBroken();
+    co_return !broken_;
+  }
+
+  bool reusable() const noexcept override { return !broken_ && !in_tx_ && inflight_seq_ == 0; }
+  bool in_transaction() const noexcept override { return in_tx_; }
+
+ private:
+  Error StopError(const Context& ctx, const std::string& detail) const {
+    StopReason why = stop_seen_ != StopReason::none ? stop_seen_ : ctx.stop_reason();
+    if (why == StopReason::none) why = StopReason::cancelled;
+    Error base = Error::stopped(why, ctx.request_id());
+    return Error(base.code(), base.message() + " (" + detail + ")", ctx.request_id());
+  }
+
+  [[noreturn]] void ThrowResultError(const Context& ctx, PGresult* r, bool budget_sent) const {
+    if (!r) throw DatabaseError(ErrorCode::internal, "XX000", "no result from the server", ctx.request_id());
+    const char* state_c = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const std::string state = state_c ? state_c : "XX000";
+    const std::string message = Trim(PQresultErrorMessage(r));
+    if (state == "57014") {
+      // Classified by what this client did, not by the server's words.
+      if (cancel_sent_ && stop_seen_ != StopReason::none) throw Error::stopped(stop_seen_, ctx.request_id());
+      if (budget_sent && ctx.remaining() <= 10ms)  // our statement_timeout: the budget ran out
+        throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+      if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+      throw DatabaseError(ErrorCode::attempt_timeout, state, "statement ended by a server-side timeout: " + message,
+                          ctx.request_id());
+    }
+    throw DatabaseError(error_code_for_sqlstate(state), state, message, ctx.request_id());
+  }
+
+  void MarkBroken() noexcept {
+    broken_ = true;
+    Close();
+  }
+
+  void Close() noexcept { pg_.reset(); }
+
+  // Runs on the executor when the context stops while a batch is in flight.
+  void OnStop(StopReason reason, Kind kind) {
+    if (stop_seen_ == StopReason::none) stop_seen_ = reason;
+    std::chrono::milliseconds grace = options_.driver.drain_grace;
+    if (kind == Kind::commit) {
+      grace = options_.driver.commit_grace;  // never cancel a COMMIT; wait for its answer
+    } else if (options_.driver.propagation == Propagation::off) {
+      GiveUp();  // a client-side timeout: stop listening, tell the server nothing
+      return;
+    } else if (flushing_) {
+      // Half-sent: the Sync is not out, so nothing can commit. Closing is the cleanest stop.
+      GiveUp();
+      return;
+    } else if (!cancel_sent_) {
+      cancel_sent_ = true;
+      cancel_pending_ = true;
+      CancelThread::instance().Submit(cancel_, [anchor = anchor_, ex = io_->executor] {
+        asio::post(ex, [anchor] {
+          if (!anchor->owner) return;
+          anchor->owner->cancel_pending_ = false;
+          if (anchor->owner->io_) anchor->owner->io_->cancel_done.cancel();
+        });
+      });
+    }
+    io_->grace.expires_after(grace);
+    io_->grace.async_wait([anchor = anchor_, seq = inflight_seq_](boost::system::error_code ec) {
+      if (ec || !anchor->owner || anchor->owner->inflight_seq_ != seq) return;
+      anchor->owner->GiveUp();
+    });
+  }
+
+  void GiveUp() {
+    gave_up_ = true;
+    boost::system::error_code ignored;
+    if (io_) io_->sock.cancel(ignored);
+  }
+
+  // Waits for the socket; false when the wait was abandoned (gave up). An Asio cancellation
+  // of the calling coroutine counts as a stop with reason `cancelled`.
+  asio::awaitable<bool> WaitSocket(asio::posix::stream_descriptor::wait_type type, const Context& ctx, Kind kind,
+                                   bool& external_cancel) {
+    for (;;) {
+      if (gave_up_) co_return false;
+      auto [ec] = co_await io_->sock.async_wait(type, asio::as_tuple(asio::use_awaitable));
+      if (!ec) co_return true;
+      if (gave_up_) co_return false;
+      if (ec == asio::error::operation_aborted) {
+        if (!external_cancel) {
+          external_cancel = true;
+          // Keep awaiting the drain below even though our caller was cancelled.
+          co_await asio::this_coro::throw_if_cancelled(false);
+          OnStop(ctx.stop_reason() != StopReason::none ? ctx.stop_reason() : StopReason::cancelled, kind);
+        }
+        if (gave_up_) co_return false;
+        continue;
+      }
+      co_return true;  // let libpq report the socket error
+    }
+  }
+
+  asio::awaitable<Batch> RunBatch(const Context& ctx, std::span<const Query> queries, Kind kind) {
+    Batch batch;
+    batch.results.resize(queries.size());
+    PGconn* pg = pg_.get();
+    // Asio objects live only as long as the batch, on the caller's executor, so the connection
+    // can move between executors (and outlive an io_context) while idle in a pool.
+    BatchIo io(co_await asio::this_coro::executor);
+    boost::system::error_code assign_error;
+    io.sock.assign(PQsocket(pg), assign_error);
+    if (assign_error) {
+      MarkBroken();
+      batch.lost = true;
+      batch.lost_message = "cannot watch the connection's socket: " + assign_error.message();
+      co_return batch;
+    }
+    io_ = &io;
+    stop_seen_ = StopReason::none;
+    cancel_sent_ = false;
+    gave_up_ = false;
+    inflight_seq_ = ++seq_;
+
+    for (const Query& q : queries) {
+      Params p(q.params);
+      if (!PQsendQueryParams(pg, q.sql, p.size(), nullptr, p.values(), p.lengths(), p.formats(), 0)) {
+        batch.lost = true;
+        break;
+      }
+    }
+    if (!batch.lost && !PQpipelineSync(pg)) batch.lost = true;
+
+    // From here the statement is in flight: a stop acts on it.
+    auto on_stop_cb = [anchor = anchor_, ex = io.executor, seq = inflight_seq_, kind](StopReason reason) noexcept {
+      asio::post(ex, [anchor, seq, kind, reason] {
+        if (anchor->owner && anchor->owner->inflight_seq_ == seq) anchor->owner->OnStop(reason, kind);
+      });
+    };
+    CancelCallback<decltype(on_stop_cb)> on_stop(kind == Kind::control ? CancelToken() : ctx.token(),
+                                                 std::move(on_stop_cb));
+    bool external_cancel = false;
+
+    flushing_ = true;
+    while (!batch.lost && !batch.gave_up) {
+      const int flushed = PQflush(pg);
+      if (flushed == 0) break;
+      if (flushed < 0) {
+        batch.lost = true;
+        break;
+      }
+      if (!co_await WaitSocket(asio::posix::stream_descriptor::wait_write, ctx, kind, external_cancel))
+        batch.gave_up = true;
+    }
+    flushing_ = false;
+
+    std::size_t index = 0;
+    while (!batch.lost && !batch.gave_up) {
+      if (PQisBusy(pg)) {
+        if (!co_await WaitSocket(asio::posix::stream_descriptor::wait_read, ctx, kind, external_cancel)) {
+          batch.gave_up = true;
+          break;
+        }
+        if (!PQconsumeInput(pg)) batch.lost = true;
+        continue;
+      }
+      PGresult* raw = PQgetResult(pg);
+      if (!raw) {
+        if (++index > queries.size() + 1) batch.lost = true;  // protocol confusion: never reuse
+        continue;
+      }
+      PgResult r(raw);
+      if (PQresultStatus(raw) == PGRES_PIPELINE_SYNC) break;
+      if (index < batch.results.size() && !batch.results[index]) batch.results[index] = std::move(r);
+    }
+    if (batch.lost && batch.lost_message.empty())
+      batch.lost_message = pg_ ? Trim(PQerrorMessage(pg)) : "connection closed";
+
+    inflight_seq_ = 0;
+    io.grace.cancel();
+    // A cancel request still on its way could hit the next statement: wait until it was
+    // delivered (PQcancel returned) before anything else is sent on this connection.
+    if (cancel_pending_) {
+      io.cancel_done.expires_after(options_.driver.drain_grace);
+      co_await io.cancel_done.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    io_ = nullptr;
+    io.sock.release();  // libpq owns the descriptor
+    if (cancel_pending_ || batch.lost || batch.gave_up) {
+      MarkBroken();
+    } else if (!broken_) {
+      in_tx_ = PQtransactionStatus(pg) == PQTRANS_INTRANS || PQtransactionStatus(pg) == PQTRANS_INERROR;
+    }
+    if (external_cancel) co_await asio::this_coro::throw_if_cancelled(true);
+    co_return batch;
+  }
+
+  struct BatchIo {
+    explicit BatchIo(asio::any_io_executor ex) : executor(ex), sock(ex), grace(ex), cancel_done(ex) {}
+    asio::any_io_executor executor;
+    asio::posix::stream_descriptor sock;
+    asio::steady_timer grace;        // bounds the drain after a stop
+    asio::steady_timer cancel_done;  // woken when a cancel request was delivered
+  };
+
+  PgConnPtr pg_;
+  std::shared_ptr<PGcancel> cancel_;
+  PgOptions options_;
+  std::shared_ptr<Anchor> anchor_;
+  BatchIo* io_ = nullptr;  // the batch in flight
+
+  bool broken_ = false;
+  bool in_tx_ = false;
+  // The batch in flight (0: none) and what happened to it; executor only.
+  std::uint64_t seq_ = 0;
+  std::uint64_t inflight_seq_ = 0;
+  StopReason stop_seen_ = StopReason::none;
+  bool cancel_sent_ = false;
+  bool cancel_pending_ = false;
+  bool gave_up_ = false;
+  bool flushing_ = false;  // the pipeline is not fully sent yet
+};
+
+// libpq keywords → values from a URL or key=value string.
+std::map<std::string, std::string> ParseConninfo(const std::string& url) {
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
+  if (!opts) {
+    std::string message = err ? Trim(err) : "unparseable";
+    if (err) PQfreemem(err);
+    throw Error(ErrorCode::invalid_argument, "bad PostgreSQL connection string: " + message);
+  }
+  std::map<std::string, std::string> out;
+  for (PQconninfoOption* o = opts; o->keyword; ++o)
+    if (o->val) out[o->keyword] = o->val;
+  PQconninfoFree(opts);
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t postgresql_cancels_sent() noexcept { return g_cancels_sent.load(std::memory_order_relaxed); }
+
+asio::awaitable<std::unique_ptr<Connection>> open_postgresql(const Context& ctx, PgOptions options) {
+  ctx.check();
+  auto ex = co_await asio::this_coro::executor;
+  std::map<std::string, std::string> params = ParseConninfo(options.url);
+
+  // libpq resolves `host` with a blocking getaddrinfo; resolve here and hand it `hostaddr`.
+  const std::string host = params.count("host") ? params["host"] : "";
+  if (!host.empty() && !params.count("hostaddr") && host[0] != '/' && host.find(',') == std::string::npos) {
+    boost::system::error_code ec;
+    auto addr = asio::ip::make_address(host, ec);
+    if (!ec) {
+      params["hostaddr"] = addr.to_string();
+    } else {
+      asio::ip::tcp::resolver resolver(ex);
+      auto results = co_await with_context(ctx, resolver.async_resolve(host, "", asio::use_awaitable));
+      if (results.empty()) throw Error(ErrorCode::unavailable, "cannot resolve " + host, ctx.request_id());
+      params["hostaddr"] = results.begin()->endpoint().address().to_string();
+    }
+  }
+  if (options.read_only) params["options"] += " -c default_transaction_read_only=on";
+  if (!params.count("application_name")) params["application_name"] = options.application_name;
+
+  std::vector<const char*> keywords, values;
+  for (auto& [k, v] : params) {
+    keywords.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+
+  PgConnPtr pg(PQconnectStartParams(keywords.data(), values.data(), 0));
+  if (!pg) throw Error(ErrorCode::internal, "out of memory starting a PostgreSQL connection", ctx.request_id());
+  auto fail = [&](const std::string& what) {
+    return DatabaseError(ErrorCode::unavailable, "08001", what + ": " + Trim(PQerrorMessage(pg.get())),
+                         ctx.request_id());
+  };
+  if (PQstatus(pg.get()) == CONNECTION_BAD) throw fail("cannot connect to PostgreSQL");
+  PQsetnonblocking(pg.get(), 1);
+
+  for (;;) {
+    const PostgresPollingStatusType st = PQconnectPoll(pg.get());
+    if (st == PGRES_POLLING_OK) break;
+    if (st == PGRES_POLLING_FAILED) throw fail("cannot connect to PostgreSQL");
+    // The socket can change between polls (e.g. when trying the next address).
+    asio::posix::stream_descriptor sock(ex, PQsocket(pg.get()));
+    const auto type = st == PGRES_POLLING_READING ? asio::posix::stream_descriptor::wait_read
+                                                  : asio::posix::stream_descriptor::wait_write;
+    std::exception_ptr failure;
+    try {
+      co_await with_context(ctx, sock.async_wait(type, asio::use_awaitable));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    sock.release();
+    if (failure) std::rethrow_exception(failure);
+  }
+  if (!PQenterPipelineMode(pg.get())) throw fail("cannot enter pipeline mode");
+  co_return std::make_unique<PgConnection>(std::move(pg), std::move(options));
+}
+
+ConnectionFactory postgresql_factory(PgOptions options) {
+  return [options = std::move(options)](const Context& ctx) { return open_postgresql(ctx, options); };
+}
+
+}  // namespace cutoff::sql

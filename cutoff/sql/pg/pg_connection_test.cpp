@@ -1,0 +1,389 @@
+#include "cutoff/sql/pg/pg_connection.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "cutoff/sql/database_error.hpp"
+#include "cutoff/testing/postgres.hpp"
+#include "cutoff/testing/run_sync.hpp"
+
+namespace cutoff::sql {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using cutoff::testing::RunSync;
+using Clock = std::chrono::steady_clock;
+
+class Pg : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    opts_.url = cutoff::testing::TestPostgresUrl();
+    ASSERT_FALSE(opts_.url.empty()) << "no test PostgreSQL: run through ctest (fixture `postgres`) "
+                                       "or set CUTOFF_TEST_PG_URL";
+    off_ = opts_;
+    off_.driver.propagation = Propagation::off;
+  }
+  PgOptions opts_;
+  PgOptions off_;
+};
+
+std::string UniqueId(const char* prefix) {
+  static std::mt19937_64 rng(std::random_device{}());
+  return std::string(prefix) + "-" + std::to_string(rng() % 1000000000);
+}
+
+asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+// Statements of `request_id` the server is running right now (the ground truth for zombies).
+asio::awaitable<std::int64_t> ActiveFor(Connection& observer, const std::string& request_id) {
+  std::vector<Value> p{"%request_id='" + request_id + "'%"};
+  Result r = co_await observer.execute(
+      Context(),
+      "select count(*) from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()",
+      p);
+  co_return r[0].get<std::int64_t>(0);
+}
+
+TEST_F(Pg, StatementsParametersAndTypedRows) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    EXPECT_EQ(conn->driver(), "postgresql");
+    co_await conn->execute(Context(), "create temp table item(id bigint primary key, name text, price float8, "
+                                      "data bytea, ok bool, qty int)", {});
+    std::vector<Value> row{std::int64_t{1}, "widget", 2.5, Blob{std::string("\x00\xff", 2)}, true, nullptr};
+    Result ins = co_await conn->execute(Context(), "insert into item values ($1, $2, $3, $4, $5, $6)", row);
+    EXPECT_EQ(ins.rows_affected(), 1);
+    std::vector<Value> key{std::int64_t{1}};
+    Result r = co_await conn->execute(Context(), "select * from item where id = $1", key);
+    EXPECT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].get<std::int64_t>("id"), 1);
+    EXPECT_EQ(r[0].get<std::string>("name"), "widget");
+    EXPECT_DOUBLE_EQ(r[0].get<double>("price"), 2.5);
+    EXPECT_EQ(r[0].get<Blob>("data").bytes, std::string("\x00\xff", 2));
+    EXPECT_TRUE(r[0].get<bool>("ok"));
+    EXPECT_EQ(r[0].get<std::optional<int>>("qty"), std::nullopt);
+    EXPECT_TRUE(conn->reusable());
+  });
+}
+
+TEST_F(Pg, HostNamesAreResolvedWithoutBlocking) {
+  std::string url = opts_.url;
+  url.replace(url.find("127.0.0.1"), 9, "localhost");
+  PgOptions named = opts_;
+  named.url = url;
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), named);
+    Result r = co_await conn->execute(Context(), "select 1 as one", {});
+    EXPECT_EQ(r[0].get<int>("one"), 1);
+  });
+}
+
+TEST_F(Pg, DatabaseErrorsCarrySqlstateAndLeaveTheConnectionUsable) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    std::string state;
+    ErrorCode code{};
+    try {
+      co_await conn->execute(Context(), "selec 1", {});
+    } catch (const DatabaseError& e) {
+      state = e.sqlstate();
+      code = e.code();
+    }
+    EXPECT_EQ(state, "42601");
+    EXPECT_EQ(code, ErrorCode::invalid_argument);
+    try {
+      co_await conn->execute(Context(), "select * from no_such_table", {});
+    } catch (const DatabaseError& e) {
+      code = e.code();
+    }
+    EXPECT_EQ(code, ErrorCode::not_found);
+    EXPECT_TRUE(conn->reusable());
+    Result r = co_await conn->execute(Context(), "select 2 as two", {});
+    EXPECT_EQ(r[0].get<int>(0), 2);
+  });
+}
+
+TEST_F(Pg, BadUrlIsAClearError) {
+  PgOptions bad = opts_;
+  bad.url = "postgresql://[::1";
+  ErrorCode code{};
+  RunSync([&]() -> asio::awaitable<void> {
+    try {
+      co_await open_postgresql(Context(), bad);
+    } catch (const Error& e) {
+      code = e.code();
+    }
+  });
+  EXPECT_EQ(code, ErrorCode::invalid_argument);
+}
+
+// The headline: the statement ends on the server at the deadline, and the connection is reused.
+TEST_F(Pg, DeadlineEndsTheStatementOnTheServer) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto observer = co_await open_postgresql(Context(), opts_);
+    const std::string rid = UniqueId("deadline");
+    Context ctx = Context().with_request_id(rid).with_timeout(100ms);
+    const auto start = Clock::now();
+    ErrorCode code{};
+    try {
+      co_await conn->execute(ctx, "select pg_sleep(5)", {});
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    const auto took = Clock::now() - start;
+    EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+    EXPECT_GE(took, 95ms);
+    EXPECT_LT(took, 400ms) << "overshoot: " << std::chrono::duration<double, std::milli>(took).count() << " ms";
+    co_await Sleep(50ms);
+    EXPECT_EQ(co_await ActiveFor(*observer, rid), 0);
+    EXPECT_TRUE(conn->reusable());
+    Result r = co_await conn->execute(Context(), "select 1", {});
+    EXPECT_EQ(r[0].get<int>(0), 1);
+  });
+}
+
+// The contrast: a client-side timeout alone leaves the statement running on the server.
+TEST_F(Pg, PropagationOffLeavesTheStatementRunning) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), off_);
+    auto observer = co_await open_postgresql(Context(), opts_);
+    const std::string rid = UniqueId("zombie");
+    Context ctx = Context().with_request_id(rid).with_timeout(100ms);
+    const auto start = Clock::now();
+    ErrorCode code{};
+    try {
+      co_await conn->execute(ctx, "select pg_sleep(3)", {});
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+    EXPECT_LT(Clock::now() - start, 400ms);
+    EXPECT_FALSE(conn->reusable());
+    conn.reset();  // even closing the socket does not stop it
+    co_await Sleep(50ms);
+    EXPECT_EQ(co_await ActiveFor(*observer, rid), 1);
+    // Clean up the zombie so it does not outlive the test.
+    std::vector<Value> p{"%request_id='" + rid + "'%"};
+    co_await observer->execute(Context(),
+                               "select pg_cancel_backend(pid) from pg_stat_activity where query like $1 "
+                               "and pid <> pg_backend_pid()",
+                               p);
+  });
+}
+
+TEST_F(Pg, CancelFromAnotherThreadStopsTheStatement) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto observer = co_await open_postgresql(Context(), opts_);
+    const std::string rid = UniqueId("cancel");
+    auto [ctx, source] = Context().with_request_id(rid).with_cancel();
+    const std::uint64_t cancels_before = postgresql_cancels_sent();
+    std::thread canceller([source = source] {
+      std::this_thread::sleep_for(80ms);
+      source.request_stop(StopReason::cancelled);
+    });
+    ErrorCode code{};
+    try {
+      co_await conn->execute(ctx, "select pg_sleep(5)", {});
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    canceller.join();
+    EXPECT_EQ(code, ErrorCode::cancelled);
+    EXPECT_EQ(postgresql_cancels_sent(), cancels_before + 1);
+    EXPECT_EQ(co_await ActiveFor(*observer, rid), 0);
+    EXPECT_TRUE(conn->reusable());
+  });
+}
+
+TEST_F(Pg, StatementsCarryTheRequestComment) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    auto observer = co_await open_postgresql(Context(), opts_);
+    const std::string rid = UniqueId("comment");
+    Context ctx = Context().with_request_id(rid).with_operation("GetItem").with_timeout(300ms);
+    std::int64_t seen = -1;
+    std::string query;
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(
+        ex,
+        [&]() -> asio::awaitable<void> {
+          co_await Sleep(100ms);
+          seen = co_await ActiveFor(*observer, rid);
+          std::vector<Value> p{"%request_id='" + rid + "'%"};
+          Result r = co_await observer->execute(
+              Context(), "select query from pg_stat_activity where query like $1 and pid <> pg_backend_pid()", p);
+          if (!r.empty()) query = r[0].get<std::string>(0);
+        },
+        asio::detached);
+    try {
+      co_await conn->execute(ctx, "select pg_sleep(1)", {});
+    } catch (const Error&) {
+    }
+    co_await Sleep(100ms);
+    EXPECT_EQ(seen, 1);
+    EXPECT_NE(query.find("/*operation='GetItem',request_id='" + rid + "'*/"), std::string::npos) << query;
+  });
+}
+
+TEST_F(Pg, ServerSideTimeoutWeDidNotSetIsAnAttemptTimeout) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    co_await conn->execute(Context(), "set statement_timeout = 50", {});
+    ErrorCode code{};
+    std::string state;
+    try {
+      // Our budget (5 s) is larger than the session's timeout: the budget only tightens.
+      co_await conn->execute(Context().with_timeout(5s), "select pg_sleep(1)", {});
+    } catch (const DatabaseError& e) {
+      code = e.code();
+      state = e.sqlstate();
+    }
+    EXPECT_EQ(code, ErrorCode::attempt_timeout);
+    EXPECT_EQ(state, "57014");
+  });
+}
+
+TEST_F(Pg, SpentBudgetNeverReachesTheServer) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    co_await conn->execute(Context(), "create temp table t(x int)", {});
+    ErrorCode code{};
+    try {
+      co_await conn->execute(Context().with_timeout(0ms), "insert into t values (1)", {});
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+    Result n = co_await conn->execute(Context(), "select count(*) from t", {});
+    EXPECT_EQ(n[0].get<int>(0), 0);
+  });
+}
+
+// Stops landing at every point of a write's life: while it is sent, while it runs, as it
+// completes. Whatever the timing, an error means the row is absent and success means present.
+TEST_F(Pg, StopAnywhereInAnImplicitWriteIsReportedTruthfully) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto setup = co_await open_postgresql(Context(), opts_);
+    std::string table = UniqueId("t_anywhere");
+    table[table.find('-')] = '_';
+    co_await setup->execute(Context(), "create table " + table + "(id int primary key, payload text)", {});
+    auto conn = co_await open_postgresql(Context(), opts_);
+    const std::string payload(4 << 20, 'x');  // 4 MiB: sending takes a while
+    std::map<std::string, int> outcomes;
+    for (int i = 0; i < 24; ++i) {
+      auto [ctx, source] = Context().with_cancel();
+      const auto delay = std::chrono::microseconds(i * 400);
+      std::thread stopper([source = source, delay] {
+        std::this_thread::sleep_for(delay);
+        source.request_stop(StopReason::cancelled);
+      });
+      std::vector<Value> p{std::int64_t{i}, payload};
+      bool failed = false;
+      try {
+        co_await conn->execute(ctx, "insert into " + table + " select $1, $2 from pg_sleep(0.005)", p);
+      } catch (const Error& e) {
+        failed = true;
+        EXPECT_EQ(e.code(), ErrorCode::cancelled) << e.what();
+      }
+      stopper.join();
+      std::vector<Value> id{std::int64_t{i}};
+      Result n = co_await setup->execute(Context(), "select count(*) from " + table + " where id = $1", id);
+      EXPECT_EQ(n[0].get<int>(0), failed ? 0 : 1) << "attempt " << i;
+      ++outcomes[failed ? "stopped" : "completed"];
+      if (!conn->reusable()) conn = co_await open_postgresql(Context(), opts_);
+    }
+    EXPECT_GT(outcomes["stopped"], 0);
+    co_await setup->execute(Context(), "drop table " + table, {});
+  });
+}
+
+TEST_F(Pg, PoolOfFourUnderFiftyShortDeadlines) {
+  PgOptions tagged = opts_;
+  tagged.application_name = UniqueId("pooltest");
+  asio::io_context io;  // outlives nothing the pool holds, but keep the usual order
+  Pool pool(postgresql_factory(tagged), {.max_size = 4});
+  std::map<ErrorCode, int> outcomes;
+  int ok = 0;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 50; ++i) {
+    const auto budget = std::chrono::milliseconds(30 + static_cast<int>(rng() % 120));
+    const double sleep_s = (5 + static_cast<int>(rng() % 100)) / 1000.0;
+    asio::co_spawn(
+        io,
+        [&, budget, sleep_s]() -> asio::awaitable<void> {
+          Context ctx = Context().with_timeout(budget);
+          try {
+            auto conn = co_await pool.acquire(ctx);
+            std::vector<Value> p{sleep_s};
+            co_await conn->execute(ctx, "select pg_sleep($1::float8)", p);
+            ++ok;
+          } catch (const Error& e) {
+            ++outcomes[e.code()];
+          }
+        },
+        asio::detached);
+  }
+  io.run();
+  PoolStats s = pool.stats();
+  EXPECT_LE(s.max_open_seen, 4u);
+  EXPECT_EQ(s.in_use, 0u);
+  EXPECT_EQ(s.waiting, 0u);
+  EXPECT_EQ(s.idle, s.open);
+  EXPECT_EQ(ok + outcomes[ErrorCode::deadline_exceeded], 50);
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(outcomes[ErrorCode::deadline_exceeded], 0);
+  // The server agrees: at most four sessions, none of them still running anything.
+  RunSync([&]() -> asio::awaitable<void> {
+    auto observer = co_await open_postgresql(Context(), opts_);
+    std::vector<Value> p{tagged.application_name};
+    Result r = co_await observer->execute(
+        Context(),
+        "select count(*) as sessions, count(*) filter (where state = 'active') as active "
+        "from pg_stat_activity where application_name = $1",
+        p);
+    EXPECT_LE(r[0].get<int>("sessions"), 4);
+    EXPECT_EQ(r[0].get<int>("active"), 0);
+  });
+}
+
+TEST_F(Pg, CancelWhileQueuedForAConnection) {
+  Pool pool(postgresql_factory(opts_), {.max_size = 1});
+  ErrorCode code{};
+  RunSync([&]() -> asio::awaitable<void> {
+    auto holder = co_await pool.acquire(Context());
+    auto [ctx, source] = Context().with_cancel();
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(
+        ex,
+        [&, ctx = ctx]() -> asio::awaitable<void> {
+          try {
+            auto conn = co_await pool.acquire(ctx);
+          } catch (const Error& e) {
+            code = e.code();
+          }
+        },
+        asio::detached);
+    co_await Sleep(30ms);
+    source.request_stop(StopReason::cancelled);
+    co_await Sleep(30ms);
+  });
+  EXPECT_EQ(code, ErrorCode::cancelled);
+  EXPECT_EQ(pool.stats().stopped_waiting, 1u);
+}
+
+}  // namespace
+}  // namespace cutoff::sql
