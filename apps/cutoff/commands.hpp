@@ -10,6 +10,10 @@ namespace cutoff::cli {
 // deadline propagation, and what each left running after the caller gave up.
 void AddDemoCommand(CLI::App& app);
 
+// `cutoff sql exec`: statements under a deadline, rows as JSON lines, exit codes from the
+// error taxonomy.
+void AddSqlCommand(CLI::App& app);
+
 }  // namespace cutoff::cli
 
 #endif  // CUTOFF_APPS_CUTOFF_COMMANDS_HPP_

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer("Run 'cutoff COMMAND --help' for a command's options.");
   cutoff::cli::AddDemoCommand(app);
+  cutoff::cli::AddSqlCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command failed; it already said why
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;  // usage error
