@@ -10,17 +10,14 @@
 #include <exception>
 
 #include "cutoff/core/asio.hpp"
+#include "cutoff/sql/internal/wake_signal.hpp"
 
 namespace cutoff::sql {
 
 namespace asio = boost::asio;
 
-// A caller queued for a connection. It sleeps on a timer that never expires on its own;
-// a grant moves the expiry to "now", which completes the wait (or makes it complete at
-// once if the waiter has not started waiting yet).
-struct Pool::Waiter {
-  explicit Waiter(asio::any_io_executor ex) : timer(ex, asio::steady_timer::time_point::max()) {}
-  asio::steady_timer timer;
+// A caller queued for a connection, woken by a grant (from whichever thread released one).
+struct Pool::Waiter : internal::WakeSignal {
   std::unique_ptr<Connection> conn;  // a clean idle connection handed over
   bool permit = false;               // or the right to open a new one
   bool granted = false;              // guarded by Pool::mu_
@@ -41,10 +38,7 @@ PoolStats Pool::stats() const {
   return s;
 }
 
-void Pool::Wake(const std::shared_ptr<Waiter>& w) noexcept {
-  asio::post(w->timer.get_executor(),
-             [w] { w->timer.expires_at(asio::steady_timer::time_point::min()); });
-}
+void Pool::Wake(const std::shared_ptr<Waiter>& w) noexcept { w->Signal(); }
 
 std::shared_ptr<Pool::Waiter> Pool::HandOverLocked(std::unique_ptr<Connection>& conn) {
   if (waiters_.empty()) return nullptr;
@@ -91,7 +85,6 @@ void Pool::Release(std::unique_ptr<Connection> conn) noexcept {
 
 asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
   ctx.check();
-  auto executor = co_await asio::this_coro::executor;
   for (;;) {
     std::unique_ptr<Connection> conn;
     std::chrono::steady_clock::time_point idle_since{};
@@ -116,7 +109,7 @@ asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
                         std::to_string(waiters_.size()) + " callers already waiting",
                     ctx.request_id());
       } else {
-        waiter = std::make_shared<Waiter>(executor);
+        waiter = std::make_shared<Waiter>();
         waiters_.push_back(waiter);
       }
     }
@@ -124,10 +117,9 @@ asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
     if (waiter) {
       if (ctx.bound()) {
         using namespace asio::experimental::awaitable_operators;
-        co_await (waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable)) ||
-                  async_wait_stop(ctx, asio::as_tuple(asio::use_awaitable)));
+        co_await (waiter->Wait() || async_wait_stop(ctx, asio::as_tuple(asio::use_awaitable)));
       } else {
-        co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_await waiter->Wait();
       }
       bool granted;
       {

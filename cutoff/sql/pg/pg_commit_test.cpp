@@ -1,5 +1,6 @@
-// Commit-point tracking against a real server. COMMIT is made slow with a deferred
-// constraint trigger (it runs at commit time), which gives a stop time to land mid-commit.
+// Commit-point tracking against a real server. Every test has its own table and trigger
+// function, so tests can run in parallel. COMMIT is made slow with a
+// deferred constraint trigger (it runs at commit time), which gives a stop time to land mid-commit.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -36,13 +37,13 @@ class PgCommit : public ::testing::Test {
     RunSync([&]() -> asio::awaitable<void> {
       auto conn = co_await open_postgresql(Context(), opts_);
       co_await conn->execute(Context(),
-                             "create or replace function cutoff_slow_commit() returns trigger language plpgsql as "
+                             "create function " + table_ + "_slow() returns trigger language plpgsql as "
                              "$$ begin perform pg_sleep(0.4); return null; end $$",
                              {});
       co_await conn->execute(Context(), "create table " + table_ + "(id int primary key)", {});
       co_await conn->execute(Context(), "create constraint trigger slow after insert on " + table_ +
                                             " deferrable initially deferred for each row "
-                                            "execute function cutoff_slow_commit()",
+                                            "execute function " + table_ + "_slow()",
                              {});
     });
   }
@@ -51,6 +52,7 @@ class PgCommit : public ::testing::Test {
     RunSync([&]() -> asio::awaitable<void> {
       auto conn = co_await open_postgresql(Context(), opts_);
       co_await conn->execute(Context(), "drop table if exists " + table_, {});
+      co_await conn->execute(Context(), "drop function if exists " + table_ + "_slow()", {});
     });
   }
 
@@ -228,13 +230,13 @@ TEST_F(PgCommit, StopDuringACommitTheServerRejectedIsSafe) {
     auto conn = co_await open_postgresql(Context(), opts_);
     const std::string rejecting = table_ + "_r";
     co_await conn->execute(Context(),
-                           "create or replace function cutoff_slow_reject() returns trigger language plpgsql as "
+                           "create function " + rejecting + "_fn() returns trigger language plpgsql as "
                            "$$ begin perform pg_sleep(0.4); raise exception 'rejected at commit'; end $$",
                            {});
     co_await conn->execute(Context(), "create table " + rejecting + "(id int primary key)", {});
     co_await conn->execute(Context(), "create constraint trigger reject after insert on " + rejecting +
                                           " deferrable initially deferred for each row "
-                                          "execute function cutoff_slow_reject()",
+                                          "execute function " + rejecting + "_fn()",
                            {});
     auto [ctx, source] = Context().with_cancel();
     auto tx = co_await Transaction::begin(*conn, ctx);
@@ -255,6 +257,7 @@ TEST_F(PgCommit, StopDuringACommitTheServerRejectedIsSafe) {
     Result n = co_await conn->execute(Context(), "select count(*) from " + rejecting, {});
     EXPECT_EQ(n[0].get<int>(0), 0);
     co_await conn->execute(Context(), "drop table " + rejecting, {});
+    co_await conn->execute(Context(), "drop function " + rejecting + "_fn()", {});
   });
 }
 

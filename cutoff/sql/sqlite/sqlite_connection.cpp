@@ -19,6 +19,7 @@
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/sql/comment.hpp"
 #include "cutoff/sql/database_error.hpp"
+#include "cutoff/sql/internal/wake_signal.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -130,11 +131,10 @@ struct Worker {
   }
 };
 
-// One trip to the worker and back. The coroutine sleeps on `timer`; the worker (or, with
-// propagation off, the stop) moves its expiry to wake it.
-struct Call : std::enable_shared_from_this<Call> {
-  explicit Call(asio::any_io_executor ex) : timer(ex, asio::steady_timer::time_point::max()) {}
-
+// One trip to the worker and back. The worker (or, with propagation off, the stop) finishes
+// the call and wakes the coroutine; the call holds no Asio object, so whichever thread drops
+// the last reference may do so.
+struct Call : internal::WakeSignal {
   // First caller wins; returns false if the call had already finished or been abandoned.
   bool Finish(bool abandon) {
     {
@@ -142,12 +142,10 @@ struct Call : std::enable_shared_from_this<Call> {
       if (finished || abandoned) return false;
       (abandon ? abandoned : finished) = true;
     }
-    asio::post(timer.get_executor(),
-               [self = shared_from_this()] { self->timer.expires_at(asio::steady_timer::time_point::min()); });
+    Signal();
     return true;
   }
 
-  asio::steady_timer timer;
   std::mutex mu;
   bool finished = false;
   bool abandoned = false;
@@ -358,7 +356,7 @@ class SqliteConnection final : public Connection {
     const bool watched = mode == Mode::statement && propagate;
     const bool abandon_on_stop = mode == Mode::statement && !propagate && ctx.bound();
     const std::uint64_t seq = next_seq_++;
-    auto call = std::make_shared<Call>(co_await asio::this_coro::executor);
+    auto call = std::make_shared<Call>();
     auto job = std::make_shared<Job>(Job{std::move(sql), std::move(params), watched ? ctx.token() : CancelToken(),
                                          watched ? ctx.deadline() : Deadline::never(), &ctx.clock(),
                                          ctx.request_id()});
@@ -395,7 +393,20 @@ class SqliteConnection final : public Connection {
       // A client with only a client-side timeout: stop waiting, leave the statement running.
       on_stop.emplace(ctx.token(), [call](StopReason) { call->Finish(/*abandon=*/true); });
     }
-    co_await call->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (!co_await call->Wait()) {
+      // Our caller was cancelled through Asio: treat it as a stop, and still wait for the
+      // worker (it owns the statement) before returning.
+      co_await asio::this_coro::throw_if_cancelled(false);
+      if (watched) {
+        std::lock_guard lock(w_->interrupt_mu);
+        if (w_->running_seq == seq) sqlite3_interrupt(w_->db);
+      } else if (mode == Mode::statement) {
+        call->Finish(/*abandon=*/true);
+      }
+      while (!co_await call->Wait()) {
+      }
+      co_await asio::this_coro::throw_if_cancelled(true);
+    }
     on_stop.reset();
 
     bool abandoned;
@@ -405,10 +416,12 @@ class SqliteConnection final : public Connection {
     }
     if (abandoned) {
       broken_ = zombie_ = true;
-      throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+      throw Error::stopped(ctx.stop_reason() != StopReason::none ? ctx.stop_reason() : StopReason::cancelled,
+                           ctx.request_id());
     }
     in_tx_ = call->in_tx_after;
-    if (call->error) std::rethrow_exception(call->error);
+    // Take the outcome out of the call: the worker may drop the last reference to it.
+    if (std::exception_ptr error = std::move(call->error)) std::rethrow_exception(error);
     co_return std::move(call->result);
   }
 
@@ -432,7 +445,7 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
   auto conn = std::make_unique<SqliteConnection>(w, options);
 
   // Open on the worker thread, like everything else that touches the handle.
-  auto call = std::make_shared<Call>(co_await asio::this_coro::executor);
+  auto call = std::make_shared<Call>();
   w->Post([w = w.get(), call, options, rid = ctx.request_id()] {
     const bool memory = options.path == ":memory:" || options.path.empty();
     int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI;
@@ -463,8 +476,9 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
     if (!error.empty()) call->error = std::make_exception_ptr(DatabaseError(ErrorCode::unavailable, "08001", error, rid));
     call->Finish(false);
   });
-  co_await call->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  if (call->error) std::rethrow_exception(call->error);
+  while (!co_await call->Wait()) {
+  }
+  if (std::exception_ptr error = std::move(call->error)) std::rethrow_exception(error);
   co_return conn;
 }
 
