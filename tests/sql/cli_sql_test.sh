@@ -59,6 +59,22 @@ fi
 "$cutoff" sql exec --db "$url" \
   "select pg_cancel_backend(pid) from pg_stat_activity where query like '%request_id=''$id''%' and pid <> pg_backend_pid()" >/dev/null
 
+# A client that dies without sending a cancel: the server-side backstop still ends the
+# statement at the deadline (plus a few ms of slack).
+id="cli-killed-$$-$RANDOM"
+"$cutoff" sql exec --db "$url" --deadline-ms 300 --request-id "$id" "select pg_sleep(5)" >/dev/null 2>&1 &
+pid=$!
+sleep 0.1
+kill -KILL "$pid"; wait "$pid" 2>/dev/null || true
+before=$(active_for "$id")
+sleep 0.35
+after=$(active_for "$id")
+if [[ $before -eq 1 && $after -eq 0 ]]; then
+  pass "postgres, client killed: the server ended the statement at its deadline"
+else
+  fail "postgres, client killed: active before deadline $before (want 1), after $after (want 0)"
+fi
+
 run_timed rc ms sql exec --db "sqlite:$tmp/app.db" --deadline-ms 100 \
   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 if [[ $rc -eq 6 && $ms -lt 600 ]]; then

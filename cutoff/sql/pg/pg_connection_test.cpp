@@ -240,9 +240,10 @@ TEST_F(Pg, StatementsCarryTheRequestComment) {
 }
 
 TEST_F(Pg, ServerSideTimeoutWeDidNotSetIsAnAttemptTimeout) {
+  PgOptions strict = opts_;  // a connection whose own statement_timeout is 50 ms
+  strict.url += "?options=-c%20statement_timeout%3D50";
   RunSync([&]() -> asio::awaitable<void> {
-    auto conn = co_await open_postgresql(Context(), opts_);
-    co_await conn->execute(Context(), "set statement_timeout = 50", {});
+    auto conn = co_await open_postgresql(Context(), strict);
     ErrorCode code{};
     std::string state;
     try {
@@ -254,6 +255,27 @@ TEST_F(Pg, ServerSideTimeoutWeDidNotSetIsAnAttemptTimeout) {
     }
     EXPECT_EQ(code, ErrorCode::attempt_timeout);
     EXPECT_EQ(state, "57014");
+  });
+}
+
+// The server-side backstop is kept at session level; an unbound statement must not inherit
+// the previous request's budget, and a later, longer budget must not be cut short.
+TEST_F(Pg, BackstopNeverOutlivesItsRequest) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    co_await conn->execute(Context().with_timeout(100ms), "select 1", {});
+    co_await conn->execute(Context(), "select pg_sleep(0.3)", {});  // unbound: runs to the end
+    co_await conn->execute(Context().with_timeout(100ms), "select 1", {});
+    co_await conn->execute(Context().with_timeout(5s), "select pg_sleep(0.3)", {});  // a longer budget
+    Result r = co_await conn->execute(Context().with_timeout(5s), "show statement_timeout", {});
+    const std::string applied = r[0].get<std::string>(0);
+    EXPECT_TRUE(applied.back() == 's') << applied;  // within the slack of 5 s
+    // A failed statement undoes the SET; the next one re-establishes it.
+    try {
+      co_await conn->execute(Context().with_timeout(200ms), "select 1/0", {});
+    } catch (const Error&) {
+    }
+    co_await conn->execute(Context(), "select pg_sleep(0.3)", {});
   });
 }
 
