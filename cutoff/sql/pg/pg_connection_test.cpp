@@ -14,6 +14,7 @@
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/testing/postgres.hpp"
 #include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/tcp_proxy.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -326,9 +327,50 @@ TEST_F(Pg, StopAnywhereInAnImplicitWriteIsReportedTruthfully) {
       Result n = co_await setup->execute(Context(), "select count(*) from " + table + " where id = $1", id);
       EXPECT_EQ(n[0].get<int>(0), failed ? 0 : 1) << "attempt " << i;
       ++outcomes[failed ? "stopped" : "completed"];
-      if (!conn->reusable()) conn = co_await open_postgresql(Context(), opts_);
+      if (!conn->reusable()) {  // stopped mid-send: the connection was closed, not drained
+        ++outcomes["closed while sending"];
+        conn = co_await open_postgresql(Context(), opts_);
+      }
     }
     EXPECT_GT(outcomes["stopped"], 0);
+    for (const auto& [what, n] : outcomes) std::printf("  %-22s %d\n", what.c_str(), n);
+    co_await setup->execute(Context(), "drop table " + table, {});
+  });
+}
+
+// Deterministic "stop while sending": a proxy stops reading what the client sends, so the
+// client is stuck writing a 32 MiB statement when its deadline passes. It must give up,
+// close the connection (the Sync never went out, so nothing can commit) and say so.
+TEST_F(Pg, StopWhileSendingClosesTheConnectionAndWritesNothing) {
+  const std::string host_port = opts_.url.substr(opts_.url.find('@') + 1);
+  const auto colon = host_port.find(':');
+  const auto port = static_cast<unsigned short>(std::stoi(host_port.substr(colon + 1)));
+  cutoff::testing::TcpProxy proxy(host_port.substr(0, colon), port);
+  PgOptions via_proxy = opts_;
+  via_proxy.url = "postgresql://postgres@127.0.0.1:" + std::to_string(proxy.port()) + "/postgres";
+  RunSync([&]() -> asio::awaitable<void> {
+    auto setup = co_await open_postgresql(Context(), opts_);
+    std::string table = UniqueId("t_sending");
+    table[table.find('-')] = '_';
+    co_await setup->execute(Context(), "create table " + table + "(id int, payload text)", {});
+    auto conn = co_await open_postgresql(Context(), via_proxy);
+    proxy.pause_upstream(true);
+    std::vector<Value> p{std::int64_t{1}, std::string(32 << 20, 'x')};
+    const auto start = Clock::now();
+    ErrorCode code{};
+    try {
+      co_await conn->execute(Context().with_timeout(100ms), "insert into " + table + " values ($1, $2)", p);
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    const auto took = Clock::now() - start;
+    proxy.pause_upstream(false);
+    EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+    EXPECT_LT(took, 600ms);
+    EXPECT_FALSE(conn->reusable());
+    co_await Sleep(100ms);
+    Result n = co_await setup->execute(Context(), "select count(*) from " + table, {});
+    EXPECT_EQ(n[0].get<int>(0), 0);
     co_await setup->execute(Context(), "drop table " + table, {});
   });
 }
