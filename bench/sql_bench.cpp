@@ -85,13 +85,13 @@ asio::awaitable<std::pair<double, double>> SelectOne(Connection& conn, int round
   co_return std::pair{Percentile(unbound, 0.5), Percentile(bound, 0.5)};
 }
 
-void PrintOverhead(const char* driver, std::pair<double, double> r, Report& report) {
+void PrintOverhead(const char* driver, std::pair<double, double> r, Report& report, const char* key) {
   const double overhead = (r.second / r.first - 1) * 100;
-  std::printf("  %-10s unbound %7.1f us   bound %7.1f us   overhead %+5.1f%%  (target < 5%%)\n", driver, r.first,
+  std::printf("  %-11s unbound %7.1f us   bound %7.1f us   overhead %+5.1f%%  (target < 5%%)\n", driver, r.first,
               r.second, overhead);
-  report.Add(std::string(driver) + "_select1_unbound_us", r.first);
-  report.Add(std::string(driver) + "_select1_bound_us", r.second);
-  report.Add(std::string(driver) + "_select1_overhead_pct", overhead);
+  report.Add(std::string(key) + "_select1_unbound_us", r.first);
+  report.Add(std::string(key) + "_select1_bound_us", r.second);
+  report.Add(std::string(key) + "_select1_overhead_pct", overhead);
 }
 
 void PrintOvershoot(const char* what, const std::vector<double>& ms, Report& report, const std::string& key) {
@@ -238,20 +238,20 @@ int main(int argc, char** argv) {
                   auto conn = co_await open_sqlite(Context(), memory);
                   co_return co_await SelectOne(*conn, select_rounds, select_per_round);
                 }),
-                report);
+                report, "sqlite");
   if (!no_pg) {
     PrintOverhead("postgresql", Run([&]() -> asio::awaitable<std::pair<double, double>> {
                     auto conn = co_await open_postgresql(Context(), pg);
                     co_return co_await SelectOne(*conn, select_rounds, select_per_round);
                   }),
-                  report);
+                  report, "pg");
     PgOptions client_only = pg;
     client_only.driver.propagation = Propagation::off;
-    PrintOverhead("pg-noprop", Run([&]() -> asio::awaitable<std::pair<double, double>> {
+    PrintOverhead("pg (off)", Run([&]() -> asio::awaitable<std::pair<double, double>> {
                     auto conn = co_await open_postgresql(Context(), client_only);
                     co_return co_await SelectOne(*conn, select_rounds, select_per_round);
                   }),
-                  report);
+                  report, "pg_off");
   }
 
   std::printf("\novershoot, deadline -> statement ended where it runs (budget %lld ms):\n",
