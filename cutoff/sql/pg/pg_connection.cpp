@@ -536,7 +536,7 @@ class PgConnection final : public Connection {
     PGconn* pg = pg_.get();
     // Asio objects live only as long as the batch, on the caller's executor, so the connection
     // can move between executors (and outlive an io_context) while idle in a pool.
-    BatchIo io(co_await asio::this_coro::executor);
+    BatchIo io(co_await asio::this_coro::executor, &io_);
     boost::system::error_code assign_error;
     io.sock.assign(PQsocket(pg), assign_error);
     if (assign_error) {
@@ -637,11 +637,19 @@ class PgConnection final : public Connection {
   }
 
   struct BatchIo {
-    explicit BatchIo(asio::any_io_executor ex) : executor(ex), sock(ex), grace(ex), cancel_done(ex) {}
+    BatchIo(asio::any_io_executor ex, BatchIo** slot)
+        : executor(ex), sock(ex), grace(ex), cancel_done(ex), slot(slot) {}
+    // Also runs when a coroutine frame is destroyed mid-batch (its io_context went away):
+    // the descriptor belongs to libpq and must not be closed by Asio.
+    ~BatchIo() {
+      if (sock.is_open()) sock.release();
+      if (*slot == this) *slot = nullptr;
+    }
     asio::any_io_executor executor;
     asio::posix::stream_descriptor sock;
     asio::steady_timer grace;        // bounds the drain after a stop
     asio::steady_timer cancel_done;  // woken when a cancel request was delivered
+    BatchIo** slot;                  // the connection's pointer to the batch in flight
   };
 
   PgConnPtr pg_;
