@@ -1,0 +1,67 @@
+#include "cutoff/graphql/error.hpp"
+
+#include <cstdio>
+
+namespace cutoff::graphql {
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void GraphQLError::append_json(std::string& out) const {
+  out += "{\"message\":";
+  append_json_string(out, message);
+  if (!locations.empty()) {
+    out += ",\"locations\":[";
+    for (std::size_t i = 0; i < locations.size(); ++i) {
+      if (i) out.push_back(',');
+      out += "{\"line\":" + std::to_string(locations[i].line) + ",\"column\":" + std::to_string(locations[i].column) + "}";
+    }
+    out.push_back(']');
+  }
+  if (!path.empty()) {
+    out += ",\"path\":[";
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      if (i) out.push_back(',');
+      if (auto* key = std::get_if<std::string>(&path[i]))
+        append_json_string(out, *key);
+      else
+        out += std::to_string(std::get<std::int64_t>(path[i]));
+    }
+    out.push_back(']');
+  }
+  if (!code.empty()) {
+    out += ",\"extensions\":{\"code\":";
+    append_json_string(out, code);
+    out.push_back('}');
+  }
+  out.push_back('}');
+}
+
+std::string GraphQLError::to_json() const {
+  std::string out;
+  append_json(out);
+  return out;
+}
+
+}  // namespace cutoff::graphql
