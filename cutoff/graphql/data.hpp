@@ -1,0 +1,97 @@
+// Data: what resolvers return and what child fields receive as their parent.
+//
+//   Data::from(42);                          // Int
+//   Data::from("widget");                    // String (owned)
+//   Data::json(&fixture["item"]);            // borrows a boost::json value (the default
+//                                            // resolver reads its members by field name)
+//   Data::object(&bin);                      // a C++ object; child resolvers use parent.as<Bin>()
+//   Data::object(std::make_shared<Bin>(..)); // the same, owned
+//   Data::list(std::move(items));            // a list of Data
+//
+// Borrowed JSON and object pointers must outlive the execution that uses them.
+#ifndef CUTOFF_GRAPHQL_DATA_HPP_
+#define CUTOFF_GRAPHQL_DATA_HPP_
+
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace cutoff::graphql {
+
+class Data {
+ public:
+  struct Object {
+    const void* ptr = nullptr;
+    const std::type_info* type = nullptr;
+    std::shared_ptr<const void> keep;  // set when the object is owned
+    std::string_view type_name;        // optional: the GraphQL type, for abstract fields
+  };
+  using List = std::vector<Data>;
+  using Storage = std::variant<std::monostate, bool, std::int64_t, double, std::string, const boost::json::value*,
+                               Object, List>;
+
+  Data() noexcept = default;  // null
+  static Data null() noexcept { return Data(); }
+  static Data from(bool v) noexcept { return Data(Storage(v)); }
+  template <typename I>
+    requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+  static Data from(I v) noexcept {
+    return Data(Storage(static_cast<std::int64_t>(v)));
+  }
+  static Data from(double v) noexcept { return Data(Storage(v)); }
+  static Data from(std::string v) noexcept { return Data(Storage(std::move(v))); }
+  static Data from(std::string_view v) { return Data(Storage(std::string(v))); }
+  static Data from(const char* v) { return Data(Storage(std::string(v))); }
+  // Borrows `v` (null pointer: null).
+  static Data json(const boost::json::value* v) noexcept { return v ? Data(Storage(v)) : Data(); }
+  template <typename T>
+  static Data object(const T* p, std::string_view type_name = {}) noexcept {
+    return p ? Data(Storage(Object{p, &typeid(T), nullptr, type_name})) : Data();
+  }
+  template <typename T>
+  static Data object(std::shared_ptr<const T> p, std::string_view type_name = {}) noexcept {
+    if (!p) return Data();
+    const T* raw = p.get();
+    return Data(Storage(Object{raw, &typeid(T), std::move(p), type_name}));
+  }
+  template <typename T>
+  static Data object(std::shared_ptr<T> p, std::string_view type_name = {}) noexcept {
+    return object(std::shared_ptr<const T>(std::move(p)), type_name);
+  }
+  static Data list(List items) noexcept { return Data(Storage(std::move(items))); }
+
+  // A borrowed JSON null counts as null.
+  bool is_null() const noexcept {
+    if (v_.index() == 0) return true;
+    if (auto* j = std::get_if<const boost::json::value*>(&v_)) return (*j)->is_null();
+    return false;
+  }
+  const Storage& storage() const noexcept { return v_; }
+  const boost::json::value* if_json() const noexcept {
+    auto* j = std::get_if<const boost::json::value*>(&v_);
+    return j ? *j : nullptr;
+  }
+  const Object* if_object() const noexcept { return std::get_if<Object>(&v_); }
+  const List* if_list() const noexcept { return std::get_if<List>(&v_); }
+
+  // The object as T, or nullptr when it holds something else.
+  template <typename T>
+  const T* as() const noexcept {
+    auto* o = if_object();
+    return o && *o->type == typeid(T) ? static_cast<const T*>(o->ptr) : nullptr;
+  }
+
+ private:
+  explicit Data(Storage v) noexcept : v_(std::move(v)) {}
+  Storage v_;
+};
+
+}  // namespace cutoff::graphql
+
+#endif  // CUTOFF_GRAPHQL_DATA_HPP_

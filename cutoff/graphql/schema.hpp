@@ -1,0 +1,235 @@
+// Schema: types from SDL, resolvers from C++.
+//
+//   auto built = cutoff::graphql::Schema::from_sdl(R"(
+//     type Query { item(id: ID!): Item }
+//     type Item { id: ID! name: String stock: Int @budget(ms: 120) }
+//   )");
+//   if (!built.ok()) fail(built.errors);
+//   Schema& schema = *built.schema;
+//   schema.resolve("Query", "item", [&](FieldContext& f) {
+//     return Data::object(db.find(f.arg_string("id")));
+//   });
+//   schema.resolve_async("Item", "stock", [&](FieldContext& f) -> asio::awaitable<Data> {
+//     co_return Data::from(co_await stock_service.count(f.ctx, f.parent.as<Item>()->id));
+//   });
+//
+// A field without a resolver reads its parent: the member of the same name of a JSON object
+// parent (absent: null). Abstract types resolve from an object's `__typename` member (JSON),
+// its Data::Object type name, or a callback set with `type_resolver`. Custom scalars pass
+// values through unless a codec is set with `scalar`. `@budget(ms: N)` on a field definition
+// caps that field's time: it runs under min(remaining, N ms).
+//
+// Resolvers must be registered before the schema is used by an executor; a Schema is then
+// read-only and may be shared by concurrent executions.
+#ifndef CUTOFF_GRAPHQL_SCHEMA_HPP_
+#define CUTOFF_GRAPHQL_SCHEMA_HPP_
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cutoff/core/context.hpp"
+#include "cutoff/graphql/ast.hpp"
+#include "cutoff/graphql/data.hpp"
+#include "cutoff/graphql/error.hpp"
+
+namespace cutoff::graphql {
+
+struct Type;
+struct Field;
+class Schema;
+
+// What a resolver gets.
+struct FieldContext {
+  const Context& ctx;  // the field's context: the operation's, tightened by @budget
+  const Data& parent;
+  const boost::json::object& args;  // coerced argument values (defaults applied)
+  const Field& field;
+  const Type& parent_type;
+  const Schema& schema;
+  const boost::json::object& variables;
+  const Selection& selection;  // the (first) field node
+
+  const boost::json::value* arg(std::string_view name) const {
+    auto it = args.find(name);
+    return it == args.end() ? nullptr : &it->value();
+  }
+  std::string arg_string(std::string_view name) const;  // "" when absent or not a string
+};
+
+// A resolver's field error with an optional extensions.code. Any other exception becomes a
+// field error too: cutoff::Error with its taxonomy code, std::exception with its what().
+struct FieldError : std::exception {
+  FieldError(std::string message, std::string code = {}) : message(std::move(message)), code(std::move(code)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+  std::string message;
+  std::string code;
+};
+
+using SyncResolver = std::function<Data(FieldContext&)>;
+using AsyncResolver = std::function<boost::asio::awaitable<Data>(FieldContext&)>;
+
+enum class TypeKind : std::uint8_t { scalar, object, interface, union_, enum_, input_object, list, non_null };
+std::string_view to_string(TypeKind k) noexcept;  // "SCALAR", "OBJECT", ...
+
+struct InputValue {
+  std::string name;
+  std::string description;
+  const Type* type = nullptr;
+  std::optional<boost::json::value> default_value;  // the SDL literal as JSON (enums as strings)
+  std::string default_value_text;                   // the SDL literal as written (for introspection)
+  bool deprecated = false;
+  std::string deprecation_reason;
+};
+
+struct Field {
+  std::string name;
+  std::string description;
+  std::vector<InputValue> args;
+  const Type* type = nullptr;
+  bool deprecated = false;
+  std::string deprecation_reason;
+  std::optional<std::chrono::milliseconds> budget;  // @budget(ms: N)
+  SyncResolver sync;
+  AsyncResolver async;
+
+  const InputValue* find_arg(std::string_view name) const;
+};
+
+struct EnumValue {
+  std::string name;
+  std::string description;
+  bool deprecated = false;
+  std::string deprecation_reason;
+};
+
+// Custom scalar behaviour. Both default to passing JSON through unchanged.
+struct ScalarCodec {
+  // Output: a resolved value to its JSON form; nullopt means "cannot represent" (a field error).
+  std::function<std::optional<boost::json::value>(const Data&)> serialize;
+  // Input (variables and literals as JSON): nullopt means invalid.
+  std::function<std::optional<boost::json::value>(const boost::json::value&)> parse;
+};
+
+using TypeResolver = std::function<const Type*(const Data&, const Schema&)>;
+
+struct Type {
+  TypeKind kind = TypeKind::scalar;
+  std::string name;  // empty for list and non-null wrappers
+  std::string description;
+  std::vector<Field> fields;  // object, interface
+  std::vector<const Type*> interfaces;
+  std::vector<const Type*> possible_types;  // union members; objects implementing an interface
+  std::vector<EnumValue> enum_values;
+  std::vector<InputValue> input_fields;
+  const Type* of_type = nullptr;  // list, non_null
+  std::string specified_by_url;
+  ScalarCodec codec;           // custom scalars
+  TypeResolver resolve_type;   // interface, union (optional)
+
+  const Field* find_field(std::string_view name) const;
+  const InputValue* find_input_field(std::string_view name) const;
+  const EnumValue* find_enum_value(std::string_view name) const;
+  bool is_non_null() const noexcept { return kind == TypeKind::non_null; }
+  bool is_list() const noexcept { return kind == TypeKind::list; }
+  bool is_abstract() const noexcept { return kind == TypeKind::interface || kind == TypeKind::union_; }
+  bool is_composite() const noexcept { return kind == TypeKind::object || is_abstract(); }
+  bool is_leaf() const noexcept { return kind == TypeKind::scalar || kind == TypeKind::enum_; }
+  // Unwraps lists and non-null.
+  const Type& named() const noexcept { return of_type ? of_type->named() : *this; }
+  // Unwraps one non-null.
+  const Type& nullable() const noexcept { return kind == TypeKind::non_null ? *of_type : *this; }
+  bool is_input() const noexcept;
+  bool is_output() const noexcept;
+  std::string display() const;  // "[Int!]!"
+
+  std::unordered_map<std::string_view, std::size_t> field_index;  // built by Schema
+};
+
+struct DirectiveDef {
+  std::string name;
+  std::string description;
+  std::vector<InputValue> args;
+  std::vector<std::string> locations;
+  bool repeatable = false;
+  const InputValue* find_arg(std::string_view name) const;
+};
+
+class Schema;
+struct SchemaResult {
+  std::unique_ptr<Schema> schema;
+  std::vector<GraphQLError> errors;
+  bool ok() const noexcept { return schema != nullptr; }
+};
+
+class Schema {
+ public:
+  static SchemaResult from_sdl(std::string sdl);
+
+  Schema(const Schema&) = delete;
+  Schema& operator=(const Schema&) = delete;
+
+  const Type* query_type() const noexcept { return query_; }
+  const Type* mutation_type() const noexcept { return mutation_; }
+  const Type* subscription_type() const noexcept { return subscription_; }
+  const Type* root_type(OperationType op) const noexcept;
+
+  const Type* find_type(std::string_view name) const;
+  const DirectiveDef* find_directive(std::string_view name) const;
+  // Named types in definition order, built-ins and introspection types included.
+  const std::vector<std::unique_ptr<Type>>& types() const noexcept { return types_; }
+  const std::vector<DirectiveDef>& directives() const noexcept { return directives_; }
+  std::string_view description() const noexcept { return description_; }
+
+  // The wrapper types, interned: the same pointer for the same wrapped type.
+  const Type* list_of(const Type* t) const;
+  const Type* non_null(const Type* t) const;
+  // A type reference from a document (variables), or nullptr if it names an unknown type.
+  const Type* type_from_ref(const TypeRef& ref) const;
+
+  bool is_possible_type(const Type& abstract, const Type& object) const;
+  // Whether `sub` can be used where `super` is expected (output types).
+  bool is_subtype(const Type& sub, const Type& super) const;
+  // Whether two composite types share at least one possible object type.
+  bool overlap(const Type& a, const Type& b) const;
+
+  // Resolvers and codecs. Throw std::invalid_argument naming the unknown type or field.
+  Schema& resolve(std::string_view type, std::string_view field, SyncResolver r);
+  Schema& resolve_async(std::string_view type, std::string_view field, AsyncResolver r);
+  Schema& scalar(std::string_view name, ScalarCodec codec);
+  Schema& type_resolver(std::string_view abstract_type, TypeResolver r);
+
+ private:
+  Schema() = default;
+  friend class SchemaBuilder;
+  Type& MutableField(std::string_view type, std::string_view field, Field** out);
+
+  std::vector<std::unique_ptr<Type>> types_;
+  std::unordered_map<std::string_view, Type*> by_name_;
+  std::vector<DirectiveDef> directives_;
+  std::string description_;
+  const Type* query_ = nullptr;
+  const Type* mutation_ = nullptr;
+  const Type* subscription_ = nullptr;
+  mutable std::map<const Type*, std::unique_ptr<Type>> lists_;
+  mutable std::map<const Type*, std::unique_ptr<Type>> non_nulls_;
+  std::unique_ptr<Document> sdl_;  // keeps the parsed SDL alive
+};
+
+// The SDL literal `v` as JSON: enums become strings, variables are not allowed (null).
+boost::json::value literal_to_json(const Value& v);
+// Prints a literal back as GraphQL ("\"x\"", "[1, 2]", "{a: FAST}").
+std::string print_literal(const Value& v);
+
+}  // namespace cutoff::graphql
+
+#endif  // CUTOFF_GRAPHQL_SCHEMA_HPP_
