@@ -630,6 +630,23 @@ SchemaResult Schema::from_sdl(std::string sdl) {
     return result;
   }
   schema->sdl_ = std::move(parsed.document);
+  auto meta = [&](const char* name, const Type* type) {
+    auto f = std::make_unique<Field>();
+    f->name = name;
+    f->type = type;
+    return f;
+  };
+  schema->schema_field_ = meta("__schema", schema->non_null(schema->find_type("__Schema")));
+  schema->schema_field_->description = "Access the current type schema of this server.";
+  schema->type_field_ = meta("__type", schema->find_type("__Type"));
+  schema->type_field_->description = "Request the type information of a single type.";
+  InputValue name_arg;
+  name_arg.name = "name";
+  name_arg.type = schema->non_null(schema->find_type("String"));
+  schema->type_field_->args.push_back(std::move(name_arg));
+  schema->typename_field_ = meta("__typename", schema->non_null(schema->find_type("String")));
+  schema->typename_field_->description = "The name of the current Object type at runtime.";
+  install_introspection(*schema);
   result.schema = std::move(schema);
   return result;
 }

@@ -196,6 +196,12 @@ class Schema {
   // A type reference from a document (variables), or nullptr if it names an unknown type.
   const Type* type_from_ref(const TypeRef& ref) const;
 
+  // The meta-fields every query can select: __schema and __type(name:) on the query root,
+  // __typename anywhere.
+  const Field& schema_meta_field() const noexcept { return *schema_field_; }
+  const Field& type_meta_field() const noexcept { return *type_field_; }
+  const Field& typename_meta_field() const noexcept { return *typename_field_; }
+
   bool is_possible_type(const Type& abstract, const Type& object) const;
   // Whether `sub` can be used where `super` is expected (output types).
   bool is_subtype(const Type& sub, const Type& super) const;
@@ -223,7 +229,11 @@ class Schema {
   mutable std::map<const Type*, std::unique_ptr<Type>> lists_;
   mutable std::map<const Type*, std::unique_ptr<Type>> non_nulls_;
   std::unique_ptr<Document> sdl_;  // keeps the parsed SDL alive
+  std::unique_ptr<Field> schema_field_, type_field_, typename_field_;
 };
+
+// Installs the resolvers of the introspection types and meta-fields (called by from_sdl).
+void install_introspection(Schema& schema);
 
 // The SDL literal `v` as JSON: enums become strings, variables are not allowed (null).
 boost::json::value literal_to_json(const Value& v);

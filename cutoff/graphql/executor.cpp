@@ -1,0 +1,846 @@
+#include "cutoff/graphql/executor.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "cutoff/core/cancel.hpp"
+#include "cutoff/core/error.hpp"
+#include "cutoff/graphql/values.hpp"
+
+namespace cutoff::graphql {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+// ---- the response tree ---------------------------------------------------------------------------
+
+struct Member;
+
+// One value of the response. Lists and objects are sized once, before any child is filled, so
+// children never move while asynchronous resolvers hold pointers to them.
+struct Node {
+  enum class Kind : std::uint8_t { null_, boolean, int_, float_, string, json, list, object };
+  Kind kind = Kind::null_;
+  bool b = false;
+  bool nulled = false;             // list/object: a null reached a non-null position inside it
+  bool non_null_position = false;  // this node sits where null is not allowed
+  Node* parent = nullptr;          // the list or object holding this node; null for `data`
+  std::int64_t i = 0;
+  double d = 0;
+  std::string s;  // string, or JSON text for custom scalars
+  std::vector<Node> items;
+  std::vector<Member> members;
+};
+
+struct Member {
+  std::string_view key;
+  Node value;
+};
+
+void Serialize(const Node& n, std::string& out) {
+  if (n.nulled) {
+    out += "null";
+    return;
+  }
+  switch (n.kind) {
+    case Node::Kind::null_: out += "null"; return;
+    case Node::Kind::boolean: out += n.b ? "true" : "false"; return;
+    case Node::Kind::int_: out += std::to_string(n.i); return;
+    case Node::Kind::float_: append_js_number(out, n.d); return;
+    case Node::Kind::string: append_json_string(out, n.s); return;
+    case Node::Kind::json: out += n.s; return;
+    case Node::Kind::list:
+      out.push_back('[');
+      for (std::size_t k = 0; k < n.items.size(); ++k) {
+        if (k) out.push_back(',');
+        Serialize(n.items[k], out);
+      }
+      out.push_back(']');
+      return;
+    case Node::Kind::object:
+      out.push_back('{');
+      for (std::size_t k = 0; k < n.members.size(); ++k) {
+        if (k) out.push_back(',');
+        append_json_string(out, n.members[k].key);
+        out.push_back(':');
+        Serialize(n.members[k].value, out);
+      }
+      out.push_back('}');
+      return;
+  }
+}
+
+// ---- field collection ----------------------------------------------------------------------------
+
+struct FieldGroup {
+  std::string_view key;
+  std::vector<const Selection*> nodes;
+  const Field* def = nullptr;  // null: not a field of the type (validation rejects these)
+};
+
+struct Collected {
+  std::vector<FieldGroup> groups;
+};
+
+struct CacheKey {
+  const Type* type;
+  const void* selection;
+  friend bool operator==(const CacheKey&, const CacheKey&) = default;
+};
+struct CacheKeyHash {
+  std::size_t operator()(const CacheKey& k) const noexcept {
+    return std::hash<const void*>()(k.type) * 31 + std::hash<const void*>()(k.selection);
+  }
+};
+
+using PathStack = std::vector<PathSegment>;
+
+std::string PathText(const PathStack& path) {
+  std::string out;
+  for (const auto& seg : path) {
+    if (!out.empty()) out.push_back('.');
+    if (auto* k = std::get_if<std::string>(&seg)) out += *k;
+    else out += std::to_string(std::get<std::int64_t>(seg));
+  }
+  return out;
+}
+
+// ---- the execution -------------------------------------------------------------------------------
+
+class Execution {
+ public:
+  Execution(const Schema& schema, const Request& req, Context ctx, ExecutionOptions options)
+      : schema_(schema), req_(req), ctx_(std::move(ctx)), options_(options) {}
+
+  asio::awaitable<Response> Run() {
+    Response resp;
+    const Document& doc = *req_.document;
+    for (const auto& f : doc.fragments) fragments_[f.name] = &f;
+    op_ = FindOperation(doc, resp);
+    if (!op_) co_return resp;
+    if (!CoerceVariables(resp)) co_return resp;
+    const Type* root_type = schema_.root_type(op_->type);
+    if (!root_type) {
+      resp.errors.push_back({"Schema is not configured to execute " + std::string(to_string(op_->type)) + " operation.",
+                             {op_->loc}, {}, {}});
+      co_return resp;
+    }
+    resp.has_data = true;
+    executor_ = co_await asio::this_coro::executor;
+    asio::steady_timer done(executor_, asio::steady_timer::time_point::max());
+    done_ = &done;
+
+    // One registration for the whole operation: a stop cancels every resolver in flight.
+    std::optional<CancelRegistration> on_stop;
+    if (ctx_.bound()) {
+      on_stop.emplace(ctx_.token(), [this, alive = alive_, ex = executor_](StopReason) {
+        stop_time_ = SteadyClock::now();
+        asio::post(ex, [this, alive] {
+          if (*alive) CancelInFlight();
+        });
+      });
+    }
+
+    root_.kind = Node::Kind::object;
+    root_.non_null_position = false;
+    current_parent_type_ = root_type;
+    const Collected& fields = Collect(*root_type, &op_->selection_set, {&op_->selection_set});
+    root_data_ = Data();
+    if (op_->type == OperationType::mutation) {
+      // Root mutation fields run one after another, each to completion.
+      root_.members.resize(fields.groups.size());
+      for (std::size_t k = 0; k < fields.groups.size(); ++k) {
+        const FieldGroup& g = fields.groups[k];
+        Member& m = root_.members[k];
+        m.key = g.key;
+        m.value.parent = &root_;
+        path_.clear();
+        path_.emplace_back(std::string(g.key));
+        ExecuteField(*root_type, root_data_, g, &m.value, ctx_);
+        path_.clear();
+        co_await WaitForPending();
+        if (root_.nulled) break;
+      }
+    } else {
+      path_.clear();
+      ExecuteFields(*root_type, root_data_, fields, &root_, ctx_);
+      co_await WaitForPending();
+    }
+    on_stop.reset();
+    *alive_ = false;
+    done_ = nullptr;
+
+    if (suppressed_stop_errors_ > 0) {
+      GraphQLError e;
+      e.message = "... and " + std::to_string(suppressed_stop_errors_) + " more fields were stopped (" +
+                  std::string(cutoff::to_string(first_stop_reason_)) + ")";
+      e.code = std::string(info(error_code_for(first_stop_reason_)).graphql_code);
+      errors_.push_back(std::move(e));
+    }
+    if (options_.policy == StopPolicy::whole_response && first_stop_reason_ != StopReason::none) {
+      const ErrorCodeInfo& i = info(error_code_for(first_stop_reason_));
+      resp.has_data = false;
+      resp.errors.push_back({std::string(i.summary), {}, {}, std::string(i.graphql_code)});
+      co_return resp;
+    }
+    Serialize(root_, resp.data);
+    resp.errors = std::move(errors_);
+    co_return resp;
+  }
+
+ private:
+  // ---- setup ----
+  const OperationDefinition* FindOperation(const Document& doc, Response& resp) {
+    if (req_.operation_name.empty()) {
+      if (doc.operations.size() == 1) return &doc.operations[0];
+      resp.errors.push_back({doc.operations.empty() ? "Must provide an operation."
+                                                    : "Must provide operation name if query contains multiple operations.",
+                             {}, {}, {}});
+      return nullptr;
+    }
+    for (const auto& op : doc.operations)
+      if (op.name == req_.operation_name) return &op;
+    resp.errors.push_back({"Unknown operation named \"" + req_.operation_name + "\".", {}, {}, {}});
+    return nullptr;
+  }
+
+  bool CoerceVariables(Response& resp) {
+    for (const VariableDefinition& def : op_->variables) {
+      const Type* type = schema_.type_from_ref(def.type);
+      if (!type || !type->is_input()) {
+        resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" expected value of type \"" +
+                                   def.type.to_string() + "\" which cannot be used as an input type.",
+                               {def.loc}, {}, {}});
+        continue;
+      }
+      auto it = req_.variables.find(def.name);
+      if (it == req_.variables.end()) {
+        if (def.default_value) {
+          std::string error;
+          auto v = coerce_literal(*def.default_value, *type, {}, &error);
+          if (v) variables_[def.name] = std::move(*v);
+        } else if (type->is_non_null()) {
+          resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" of required type \"" +
+                                     def.type.to_string() + "\" was not provided.",
+                                 {def.loc}, {}, {}});
+        }
+        continue;
+      }
+      std::string error;
+      auto v = coerce_input(it->value(), *type, &error);
+      if (!v) {
+        std::string shown;
+        append_json(shown, it->value());
+        resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" got invalid value " + shown + "; " + error,
+                               {def.loc}, {}, {}});
+        continue;
+      }
+      variables_[def.name] = std::move(*v);
+    }
+    return resp.errors.empty();
+  }
+
+  // ---- collection ----
+  bool ShouldInclude(const std::vector<Directive>& directives) const {
+    for (const Directive& d : directives) {
+      const bool skip = d.name == "skip";
+      if (!skip && d.name != "include") continue;
+      for (const Argument& a : d.arguments) {
+        if (a.name != "if") continue;
+        bool value = false;
+        if (a.value.kind == Value::Kind::boolean) {
+          value = a.value.boolean;
+        } else if (a.value.kind == Value::Kind::variable) {
+          auto it = variables_.find(a.value.raw);
+          value = it != variables_.end() && it->value().is_bool() && it->value().get_bool();
+        }
+        if (skip && value) return false;
+        if (!skip && !value) return false;
+      }
+    }
+    return true;
+  }
+
+  bool FragmentApplies(const Type& object_type, std::string_view condition) const {
+    if (condition.empty()) return true;
+    const Type* t = schema_.find_type(condition);
+    if (!t) return false;
+    if (t == &object_type) return true;
+    return t->is_abstract() && schema_.is_possible_type(*t, object_type);
+  }
+
+  void CollectInto(const Type& type, const SelectionSet& set, std::vector<FieldGroup>& groups,
+                   std::unordered_map<std::string_view, std::size_t>& index,
+                   std::unordered_set<std::string_view>& visited) const {
+    for (const Selection& sel : set) {
+      if (!ShouldInclude(sel.directives)) continue;
+      switch (sel.kind) {
+        case Selection::Kind::field: {
+          const std::string_view key = sel.response_key();
+          auto [it, inserted] = index.try_emplace(key, groups.size());
+          if (inserted) groups.push_back(FieldGroup{key, {}, nullptr});
+          groups[it->second].nodes.push_back(&sel);
+          break;
+        }
+        case Selection::Kind::fragment_spread: {
+          if (!visited.insert(sel.name).second) break;
+          auto it = fragments_.find(sel.name);
+          if (it == fragments_.end() || !FragmentApplies(type, it->second->type_condition)) break;
+          CollectInto(type, it->second->selection_set, groups, index, visited);
+          break;
+        }
+        case Selection::Kind::inline_fragment:
+          if (!FragmentApplies(type, sel.type_condition)) break;
+          CollectInto(type, sel.selection_set, groups, index, visited);
+          break;
+      }
+    }
+  }
+
+  // The fields of `sets` for the object type `type`, cached per (type, key).
+  const Collected& Collect(const Type& type, const void* key, std::initializer_list<const SelectionSet*> sets) {
+    return CollectSets(type, key, sets.begin(), sets.end());
+  }
+
+  template <typename It>
+  const Collected& CollectSets(const Type& type, const void* key, It begin, It end) {
+    auto [it, inserted] = cache_.try_emplace(CacheKey{&type, key});
+    if (!inserted) return *it->second;
+    auto c = std::make_unique<Collected>();
+    std::unordered_map<std::string_view, std::size_t> index;
+    std::unordered_set<std::string_view> visited;
+    for (It s = begin; s != end; ++s) CollectInto(type, **s, c->groups, index, visited);
+    for (FieldGroup& g : c->groups) {
+      const std::string_view name = g.nodes[0]->name;
+      if (name == "__typename") g.def = &schema_.typename_meta_field();
+      else if (&type == schema_.query_type() && name == "__schema") g.def = &schema_.schema_meta_field();
+      else if (&type == schema_.query_type() && name == "__type") g.def = &schema_.type_meta_field();
+      else g.def = type.find_field(name);
+    }
+    it->second = std::move(c);
+    return *it->second;
+  }
+
+  const Collected& SubFields(const Type& object_type, const FieldGroup& group) {
+    if (group.nodes.size() == 1) {
+      const SelectionSet* set = &group.nodes[0]->selection_set;
+      return CollectSets(object_type, &group, &set, &set + 1);
+    }
+    std::vector<const SelectionSet*> sets;
+    for (const Selection* n : group.nodes) sets.push_back(&n->selection_set);
+    return CollectSets(object_type, &group, sets.begin(), sets.end());
+  }
+
+  // ---- errors ----
+  std::vector<Location> LocationsOf(const FieldGroup& g) const { return {g.nodes[0]->loc}; }
+
+  // A null arrived at a non-null position inside `container`: null the containers up to the
+  // nearest nullable position. Returns whether the error is reported there (it is not when an
+  // earlier error already nulled that position, as graphql-js does).
+  bool NullUp(Node* container) {
+    Node* c = container;
+    for (;;) {
+      const bool already = c->nulled;
+      c->nulled = true;
+      if (!c->non_null_position || !c->parent) return !already;
+      c = c->parent;
+    }
+  }
+
+  void AddError(GraphQLError e) { errors_.push_back(std::move(e)); }
+
+  // A field or item failed at `slot` (null now) with `e`.
+  void Fail(Node* slot, bool non_null, GraphQLError e) {
+    slot->kind = Node::Kind::null_;
+    if (!non_null) {
+      AddError(std::move(e));
+      return;
+    }
+    if (NullUp(slot->parent)) AddError(std::move(e));
+  }
+
+  void FailStopped(Node* slot, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot) {
+    if (reason == StopReason::none) reason = StopReason::cancelled;
+    if (first_stop_reason_ == StopReason::none) first_stop_reason_ = reason;
+    if (options_.recorder)
+      options_.recorder->field_stopped(op_->name, PathText(path_), reason, overshoot);
+    const ErrorCodeInfo& i = info(error_code_for(reason));
+    if (stop_errors_ >= options_.max_stop_errors) {
+      ++suppressed_stop_errors_;
+      slot->kind = Node::Kind::null_;
+      if (non_null) NullUp(slot->parent);
+      return;
+    }
+    ++stop_errors_;
+    Fail(slot, non_null, GraphQLError{std::string(i.summary), LocationsOf(g), path_, std::string(i.graphql_code)});
+  }
+
+  void FailWith(Node* slot, bool non_null, const FieldGroup& g, std::exception_ptr error, const Context& ctx) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const FieldError& e) {
+      Fail(slot, non_null, GraphQLError{e.message, LocationsOf(g), path_, e.code});
+    } catch (const Error& e) {
+      if (e.stop_reason() != StopReason::none) {
+        FailStopped(slot, non_null, g, e.stop_reason(), Overshoot(ctx));
+        return;
+      }
+      Fail(slot, non_null, GraphQLError{e.message(), LocationsOf(g), path_, std::string(e.info().graphql_code)});
+    } catch (const boost::system::system_error& e) {
+      if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) {
+        FailStopped(slot, non_null, g, ctx.stop_reason(), Overshoot(ctx));
+        return;
+      }
+      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), path_, {}});
+    } catch (const std::exception& e) {
+      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), path_, {}});
+    } catch (...) {
+      Fail(slot, non_null, GraphQLError{"Unknown error", LocationsOf(g), path_, {}});
+    }
+  }
+
+  Duration Overshoot(const Context& ctx) const {
+    const TimePoint now = SteadyClock::now();
+    TimePoint stopped = stop_time_;
+    if (ctx.stop_reason() == StopReason::deadline_exceeded && !ctx.deadline().is_never())
+      stopped = ctx.deadline().time_point();
+    if (stopped == TimePoint{} || stopped > now) return Duration::zero();
+    return now - stopped;
+  }
+
+  // ---- execution ----
+  void ExecuteFields(const Type& type, const Data& parent, const Collected& fields, Node* obj, const Context& ctx) {
+    obj->kind = Node::Kind::object;
+    obj->members.resize(fields.groups.size());
+    for (std::size_t k = 0; k < fields.groups.size(); ++k) {
+      const FieldGroup& g = fields.groups[k];
+      Member& m = obj->members[k];
+      m.key = g.key;
+      m.value.parent = obj;
+      path_.emplace_back(std::string(g.key));
+      ExecuteField(type, parent, g, &m.value, ctx);
+      path_.pop_back();
+      if (obj->nulled) break;  // a non-null field failed: its siblings are not started
+    }
+  }
+
+  json::object CoerceArguments(const Field& def, const Selection& node, std::string* error) const {
+    json::object args;
+    for (const InputValue& a : def.args) {
+      const Argument* given = nullptr;
+      for (const Argument& x : node.arguments)
+        if (x.name == a.name) given = &x;
+      std::optional<json::value> v;
+      if (given) {
+        v = coerce_literal(given->value, *a.type, variables_, error);
+        if (!v && !error->empty()) {
+          *error = "Argument \"" + a.name + "\" has invalid value " + print_literal(given->value) + ": " + *error;
+          return {};
+        }
+      }
+      if (!v) {
+        if (a.default_value) {
+          v = coerce_input(*a.default_value, *a.type, error);
+          if (!v) return {};
+        } else if (a.type->is_non_null()) {
+          *error = given ? "Argument \"" + a.name + "\" of non-null type \"" + a.type->display() +
+                               "\" must not be null."
+                         : "Argument \"" + a.name + "\" of required type \"" + a.type->display() +
+                               "\" was not provided.";
+          return {};
+        } else {
+          continue;
+        }
+      }
+      args[a.name] = std::move(*v);
+    }
+    error->clear();
+    return args;
+  }
+
+  static Data DefaultResolve(const Data& parent, std::string_view name) {
+    const json::value* j = parent.if_json();
+    if (!j || !j->is_object()) return Data();
+    const json::object& o = j->get_object();
+    auto it = o.find(name);
+    return it == o.end() ? Data() : Data::json(&it->value());
+  }
+
+  void ExecuteField(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot,
+                    const Context& ctx) {
+    const Field* def = g.def;
+    if (!def) return;  // unknown field: validation rejects it; null if it gets here
+    const bool non_null = def->type->is_non_null();
+    slot->non_null_position = non_null;
+    if (def == &schema_.typename_meta_field()) {
+      slot->kind = Node::Kind::string;
+      slot->s = parent_type.name;
+      return;
+    }
+    Context capped;
+    const Context* fctx = &ctx;
+    if (def->budget) {
+      capped = ctx.with_timeout(*def->budget);
+      fctx = &capped;
+    }
+    if (fctx->stop_requested()) {  // never start a field after the stop
+      FailStopped(slot, non_null, g, fctx->stop_reason(), Duration::zero());
+      return;
+    }
+    std::string error;
+    json::object args = CoerceArguments(*def, *g.nodes[0], &error);
+    if (!error.empty()) {
+      Fail(slot, non_null, GraphQLError{error, LocationsOf(g), path_, {}});
+      return;
+    }
+    if (def->async) {
+      SpawnAsync(parent_type, parent, g, slot, *fctx, std::move(args), def->budget.has_value());
+      return;
+    }
+    Data result;
+    try {
+      if (def->sync) {
+        FieldContext fc{*fctx, parent, args, *def, parent_type, schema_, variables_, *g.nodes[0]};
+        result = def->sync(fc);
+      } else {
+        result = DefaultResolve(parent, def->name);
+      }
+    } catch (...) {
+      FailWith(slot, non_null, g, std::current_exception(), *fctx);
+      return;
+    }
+    Complete(*def->type, g, std::move(result), slot, *fctx);
+  }
+
+  // Completes `data` of type `type` into `slot` (the type may be non-null).
+  void Complete(const Type& type, const FieldGroup& g, Data data, Node* slot, const Context& ctx) {
+    const bool non_null = type.is_non_null();
+    const Type& t = type.nullable();
+    slot->non_null_position = non_null;
+    if (data.is_null()) {
+      if (non_null) {
+        const Selection& f = *g.nodes[0];
+        Fail(slot, true,
+             GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." + std::string(f.name) + ".",
+                          LocationsOf(g), path_, {}});
+      } else {
+        slot->kind = Node::Kind::null_;
+      }
+      return;
+    }
+    switch (t.kind) {
+      case TypeKind::list: CompleteList(t, g, std::move(data), slot, ctx); return;
+      case TypeKind::scalar:
+      case TypeKind::enum_: CompleteLeaf(t, g, data, slot); return;
+      case TypeKind::object: CompleteObject(t, g, data, slot, ctx); return;
+      case TypeKind::interface:
+      case TypeKind::union_: {
+        const Type* object_type = ResolveAbstract(t, data);
+        if (!object_type) {
+          Fail(slot, non_null,
+               GraphQLError{"Abstract type \"" + t.name + "\" must resolve to an Object type at runtime for field \"" +
+                                ParentName(slot) + "." + std::string(g.nodes[0]->name) +
+                                "\". Either the \"" + t.name +
+                                "\" type should provide a \"resolveType\" function or each possible type should "
+                                "provide an \"isTypeOf\" function.",
+                            LocationsOf(g), path_, {}});
+          return;
+        }
+        if (!schema_.is_possible_type(t, *object_type)) {
+          Fail(slot, non_null,
+               GraphQLError{"Runtime Object type \"" + object_type->name + "\" is not a possible type for \"" + t.name +
+                                "\".",
+                            LocationsOf(g), path_, {}});
+          return;
+        }
+        CompleteObject(*object_type, g, data, slot, ctx);
+        return;
+      }
+      default: slot->kind = Node::Kind::null_; return;
+    }
+  }
+
+  // The parent type's name for messages: the nearest object's type is not stored in the tree,
+  // so it is tracked while executing.
+  std::string ParentName(const Node*) const { return current_parent_type_ ? current_parent_type_->name : "?"; }
+
+  const Type* ResolveAbstract(const Type& abstract, const Data& data) const {
+    if (abstract.resolve_type) return abstract.resolve_type(data, schema_);
+    if (const auto* o = data.if_object(); o && !o->type_name.empty()) return schema_.find_type(o->type_name);
+    if (const json::value* j = data.if_json(); j && j->is_object()) {
+      auto it = j->get_object().find("__typename");
+      if (it != j->get_object().end() && it->value().is_string()) {
+        const Type* t = schema_.find_type(it->value().get_string());
+        return t && t->kind == TypeKind::object ? t : nullptr;
+      }
+    }
+    return nullptr;
+  }
+
+  void CompleteLeaf(const Type& t, const FieldGroup& g, const Data& data, Node* slot) {
+    // Fast paths for the built-in scalars from plain values.
+    const auto& s = data.storage();
+    if (t.kind == TypeKind::scalar) {
+      if (t.name == "String" && s.index() == 4) {
+        slot->kind = Node::Kind::string;
+        slot->s = std::get<std::string>(s);
+        return;
+      }
+      if (t.name == "Int" && s.index() == 2) {
+        const std::int64_t v = std::get<std::int64_t>(s);
+        if (v >= INT32_MIN && v <= INT32_MAX) {
+          slot->kind = Node::Kind::int_;
+          slot->i = v;
+          return;
+        }
+      }
+      if (t.name == "Float" && s.index() == 3 && std::isfinite(std::get<double>(s))) {
+        slot->kind = Node::Kind::float_;
+        slot->d = std::get<double>(s);
+        return;
+      }
+    }
+    std::string error;
+    std::optional<json::value> v = serialize_leaf(data, t, &error);
+    if (!v) {
+      Fail(slot, slot->non_null_position, GraphQLError{error, LocationsOf(g), path_, {}});
+      return;
+    }
+    switch (v->kind()) {
+      case json::kind::null: slot->kind = Node::Kind::null_; break;
+      case json::kind::bool_:
+        slot->kind = Node::Kind::boolean;
+        slot->b = v->get_bool();
+        break;
+      case json::kind::int64:
+        slot->kind = Node::Kind::int_;
+        slot->i = v->get_int64();
+        break;
+      case json::kind::double_:
+        slot->kind = Node::Kind::float_;
+        slot->d = v->get_double();
+        break;
+      case json::kind::string:
+        slot->kind = Node::Kind::string;
+        slot->s = std::string(v->get_string());
+        break;
+      default:
+        slot->kind = Node::Kind::json;
+        slot->s.clear();
+        append_json(slot->s, *v);
+        break;
+    }
+    if (slot->kind == Node::Kind::null_ && slot->non_null_position)
+      Fail(slot, true,
+           GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." +
+                            std::string(g.nodes[0]->name) + ".",
+                        LocationsOf(g), path_, {}});
+  }
+
+  void CompleteObject(const Type& object_type, const FieldGroup& g, const Data& data, Node* slot, const Context& ctx) {
+    const Collected& fields = SubFields(object_type, g);
+    const Type* saved = current_parent_type_;
+    current_parent_type_ = &object_type;
+    ExecuteFields(object_type, data, fields, slot, ctx);
+    current_parent_type_ = saved;
+  }
+
+  void CompleteList(const Type& list_type, const FieldGroup& g, Data data, Node* slot, const Context& ctx) {
+    const Type& item_type = *list_type.of_type;
+    const bool item_non_null = item_type.is_non_null();
+    // Items: a Data list, or a borrowed JSON array.
+    const Data::List* items = data.if_list();
+    const json::array* jitems = nullptr;
+    if (!items) {
+      const json::value* j = data.if_json();
+      if (j && j->is_array()) jitems = &j->get_array();
+    }
+    if (!items && !jitems) {
+      Fail(slot, slot->non_null_position,
+           GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName(slot) + "." +
+                            std::string(g.nodes[0]->name) + "\".",
+                        LocationsOf(g), path_, {}});
+      return;
+    }
+    const std::size_t n = items ? items->size() : jitems->size();
+    slot->kind = Node::Kind::list;
+    slot->items.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      Node* item = &slot->items[k];
+      item->parent = slot;
+      item->non_null_position = item_non_null;
+      path_.emplace_back(static_cast<std::int64_t>(k));
+      Complete(item_type, g, items ? (*items)[k] : Data::json(&(*jitems)[k]), item, ctx);
+      path_.pop_back();
+      if (slot->nulled) break;
+    }
+  }
+
+  // ---- asynchronous resolvers ----
+  struct Task {
+    Execution* ex;
+    const Type* parent_type;
+    Data parent;
+    const FieldGroup* group;
+    Node* slot;
+    Context ctx;  // the field's context (capped by @budget, or the operation's)
+    json::object args;
+    PathStack path;
+    asio::cancellation_signal signal;
+    std::size_t index = 0;  // in in_flight_
+    std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
+    bool done = false;
+  };
+
+  void SpawnAsync(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot, const Context& fctx,
+                  json::object args, bool capped) {
+    auto task = std::make_shared<Task>();
+    task->ex = this;
+    task->parent_type = &parent_type;
+    task->parent = parent;
+    task->group = &g;
+    task->slot = slot;
+    task->ctx = fctx;
+    task->args = std::move(args);
+    task->path = path_;
+    task->index = in_flight_.size();
+    in_flight_.push_back(task.get());
+    if (capped) {
+      // The cap is this field's own stop: it cancels only this resolver.
+      task->cap_stop.emplace(fctx.token(), [weak = std::weak_ptr<Task>(task), ex = executor_](StopReason) {
+        asio::post(ex, [weak] {
+          if (auto t = weak.lock(); t && !t->done) t->signal.emit(asio::cancellation_type::terminal);
+        });
+      });
+    }
+    ++pending_;
+    asio::co_spawn(executor_, RunResolver(task),
+                   asio::bind_cancellation_slot(task->signal.slot(), [task](std::exception_ptr e, Data result) {
+                     task->ex->FinishAsync(*task, e, std::move(result));
+                   }));
+  }
+
+  static asio::awaitable<Data> RunResolver(std::shared_ptr<Task> task) {
+    Execution& ex = *task->ex;
+    const FieldGroup& g = *task->group;
+    FieldContext fc{task->ctx, task->parent, task->args, *g.def, *task->parent_type, ex.schema_, ex.variables_,
+                    *g.nodes[0]};
+    co_return co_await g.def->async(fc);
+  }
+
+  void FinishAsync(Task& task, std::exception_ptr error, Data result) {
+    task.done = true;
+    task.cap_stop.reset();
+    // Unlink from the in-flight list.
+    Task* last = in_flight_.back();
+    in_flight_[task.index] = last;
+    last->index = task.index;
+    in_flight_.pop_back();
+
+    path_ = std::move(task.path);
+    const Type* saved = current_parent_type_;
+    current_parent_type_ = task.parent_type;
+    const FieldGroup& g = *task.group;
+    const bool non_null = g.def->type->is_non_null();
+    if (error)
+      FailWith(task.slot, non_null, g, error, task.ctx);  // a cancellation caused by a stop reports the stop
+    else
+      Complete(*g.def->type, g, std::move(result), task.slot, task.ctx);
+    current_parent_type_ = saved;
+    path_.clear();
+    if (--pending_ == 0 && done_) done_->cancel();
+  }
+
+  void CancelInFlight() {
+    // Emitting may complete handlers inline on some operations; iterate over a copy.
+    std::vector<Task*> copy = in_flight_;
+    for (Task* t : copy)
+      if (!t->done) t->signal.emit(asio::cancellation_type::terminal);
+  }
+
+  asio::awaitable<void> WaitForPending() {
+    while (pending_ > 0) {
+      done_->expires_at(asio::steady_timer::time_point::max());
+      auto [ec] = co_await done_->async_wait(asio::as_tuple(asio::use_awaitable));
+      if (ec && pending_ > 0 && !externally_cancelled_) {
+        // Our caller was cancelled through Asio: cancel the resolvers in flight, and still
+        // wait for them (they point into this execution).
+        externally_cancelled_ = true;
+        co_await asio::this_coro::throw_if_cancelled(false);
+        CancelInFlight();
+      }
+    }
+  }
+
+  const Schema& schema_;
+  const Request& req_;
+  Context ctx_;
+  ExecutionOptions options_;
+  const OperationDefinition* op_ = nullptr;
+  json::object variables_;
+  std::unordered_map<std::string_view, const FragmentDefinition*> fragments_;
+  std::unordered_map<CacheKey, std::unique_ptr<Collected>, CacheKeyHash> cache_;
+  asio::any_io_executor executor_;
+  asio::steady_timer* done_ = nullptr;
+  std::size_t pending_ = 0;
+  std::vector<Task*> in_flight_;
+  Node root_;
+  Data root_data_;
+  PathStack path_;
+  const Type* current_parent_type_ = nullptr;
+  std::vector<GraphQLError> errors_;
+  std::size_t stop_errors_ = 0;
+  std::size_t suppressed_stop_errors_ = 0;
+  StopReason first_stop_reason_ = StopReason::none;
+  std::atomic<TimePoint> stop_time_{TimePoint{}};
+  bool externally_cancelled_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for posts that may outlive us
+};
+
+}  // namespace
+
+std::string Response::to_json() const {
+  std::string out = "{";
+  if (!errors.empty()) {
+    out += "\"errors\":[";
+    for (std::size_t i = 0; i < errors.size(); ++i) {
+      if (i) out.push_back(',');
+      errors[i].append_json(out);
+    }
+    out.push_back(']');
+  }
+  if (has_data) {
+    if (!errors.empty()) out.push_back(',');
+    out += "\"data\":";
+    out += data.empty() ? "null" : data;
+  }
+  out.push_back('}');
+  return out;
+}
+
+asio::awaitable<Response> execute(const Schema& schema, const Request& request, Context ctx, ExecutionOptions options) {
+  if (!request.document) {
+    Response r;
+    r.errors.push_back({"Must provide document.", {}, {}, {}});
+    co_return r;
+  }
+  Execution ex(schema, request, std::move(ctx), options);
+  co_return co_await ex.Run();
+}
+
+}  // namespace cutoff::graphql

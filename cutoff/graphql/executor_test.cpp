@@ -1,0 +1,318 @@
+#include "cutoff/graphql/executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <thread>
+
+#include "cutoff/graphql/parser.hpp"
+#include "cutoff/testing/run_sync.hpp"
+
+namespace cutoff::graphql {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+class Exec : public ::testing::Test {
+ protected:
+  void Build(const char* sdl) {
+    SchemaResult r = Schema::from_sdl(sdl);
+    ASSERT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors[0].message);
+    schema_ = std::move(r.schema);
+  }
+
+  // Runs `query` against `root` (a JSON fixture read by the default resolver).
+  Response Run(const std::string& query, const std::string& root_json = "{}", Context ctx = Context(),
+               const std::string& variables = "{}", ExecutionOptions options = {}) {
+    ParseResult parsed = parse(query);
+    EXPECT_TRUE(parsed.ok()) << (parsed.error ? parsed.error->message : "");
+    root_ = boost::json::parse(root_json);
+    // The root value: a JSON object whose members the root fields read.
+    for (const char* t : {"Query", "Mutation"})
+      if (const Type* type = schema_->find_type(t))
+        for (const Field& f : type->fields)
+          if (!f.sync && !f.async)
+            schema_->resolve(t, f.name, [this, name = f.name](FieldContext&) {
+              auto it = root_.as_object().find(name);
+              return it == root_.as_object().end() ? Data() : Data::json(&it->value());
+            });
+    Request req;
+    req.document = parsed.document.get();
+    req.variables = boost::json::parse(variables).as_object();
+    doc_ = std::move(parsed.document);
+    return cutoff::testing::RunSync([&]() -> asio::awaitable<Response> {
+      co_return co_await execute(*schema_, req, ctx, options);
+    });
+  }
+
+  std::string Json(const std::string& query, const std::string& root_json = "{}", Context ctx = Context()) {
+    return Run(query, root_json, ctx).to_json();
+  }
+
+  std::unique_ptr<Schema> schema_;
+  std::unique_ptr<Document> doc_;
+  boost::json::value root_;
+};
+
+TEST_F(Exec, ResolvesFromJsonInSelectionOrder) {
+  Build("type Query { item: Item items: [Item!]! } type Item { id: ID! name: String qty: Int price: Float ok: Boolean }");
+  EXPECT_EQ(Json("{ items { name id } item { qty price ok alias: id } }",
+                 R"({"item": {"id": 7, "qty": 3, "price": 2.5, "ok": true},
+                     "items": [{"id": "a", "name": "A"}, {"id": "b", "name": null}]})"),
+            R"({"data":{"items":[{"name":"A","id":"a"},{"name":null,"id":"b"}],"item":{"qty":3,"price":2.5,"ok":true,"alias":"7"}}})");
+}
+
+TEST_F(Exec, NullInNonNullFieldBubblesToNearestNullableAncestor) {
+  Build("type Query { a: A } type A { b: B! } type B { c: Int! d: Int }");
+  Response r = Run("{ a { b { c d } } }", R"({"a": {"b": {"c": null, "d": 1}}})");
+  EXPECT_EQ(r.data, R"({"a":null})");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message, "Cannot return null for non-nullable field B.c.");
+  EXPECT_EQ(r.errors[0].to_json(),
+            R"({"message":"Cannot return null for non-nullable field B.c.","locations":[{"line":1,"column":11}],"path":["a","b","c"]})");
+}
+
+TEST_F(Exec, NonNullRootFieldNullsData) {
+  Build("type Query { a: Int! b: Int }");
+  Response r = Run("{ b a }", R"({"b": 1})");
+  EXPECT_EQ(r.to_json().find("\"data\":null") != std::string::npos, true) << r.to_json();
+}
+
+TEST_F(Exec, ListItemErrors) {
+  Build("type Query { xs: [Int!] ys: [Int]! }");
+  Response r = Run("{ xs ys }", R"({"xs": [1, null, 3], "ys": [1, null, "x"]})");
+  EXPECT_EQ(r.data, R"({"xs":null,"ys":[1,null,null]})");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0].to_json().find("\"path\":[\"xs\",1]") != std::string::npos, true);
+  EXPECT_EQ(r.errors[1].message, "Int cannot represent non-integer value: \"x\"");
+}
+
+TEST_F(Exec, ResolverErrorsCarryCodes) {
+  Build("type Query { a: Int b: Int c: String }");
+  schema_->resolve("Query", "a", [](FieldContext&) -> Data { throw FieldError("nope", "NOT_ALLOWED"); });
+  schema_->resolve("Query", "b", [](FieldContext&) -> Data { throw std::runtime_error("boom"); });
+  Response r = Run("{ a b c }", R"({"c": "ok"})");
+  EXPECT_EQ(r.data, R"({"a":null,"b":null,"c":"ok"})");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0].code, "NOT_ALLOWED");
+  EXPECT_EQ(r.errors[1].message, "boom");
+}
+
+TEST_F(Exec, ArgumentsVariablesAndDirectives) {
+  Build("type Query { echo(x: Int = 5, s: [String], e: Mode): String } enum Mode { A B }");
+  schema_->resolve("Query", "echo", [](FieldContext& f) {
+    std::string out;
+    for (const auto& kv : f.args) out += std::string(kv.key()) + "=" + boost::json::serialize(kv.value()) + ";";
+    return Data::from(out);
+  });
+  Response r = Run("query($v: Int, $t: Boolean!) { a: echo b: echo(x: $v, s: \"one\", e: B) c: echo @skip(if: $t) }",
+                   "{}", Context(), R"({"v": 9, "t": true})");
+  EXPECT_EQ(r.data, R"({"a":"x=5;","b":"x=9;s=[\"one\"];e=\"B\";"})");
+}
+
+TEST_F(Exec, BadVariablesAreARequestError) {
+  Build("type Query { a(x: Int!): Int }");
+  Response r = Run("query($x: Int!) { a(x: $x) }", "{}", Context(), R"({"x": "nope"})");
+  EXPECT_FALSE(r.has_data);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.to_json().find("\"data\""), std::string::npos);
+  r = Run("query($x: Int!) { a(x: $x) }");
+  EXPECT_EQ(r.errors[0].message, "Variable \"$x\" of required type \"Int!\" was not provided.");
+}
+
+TEST_F(Exec, AbstractTypesFromTypename) {
+  Build("type Query { things: [Thing] } union Thing = A | B type A { a: Int } type B { b: Int }");
+  EXPECT_EQ(Json("{ things { __typename ... on A { a } ... on B { b } } }",
+                 R"({"things": [{"__typename": "A", "a": 1}, {"__typename": "B", "b": 2}]})"),
+            R"({"data":{"things":[{"__typename":"A","a":1},{"__typename":"B","b":2}]}})");
+}
+
+TEST_F(Exec, Introspection) {
+  Build("\"Root\" type Query { w: Warehouse } type Warehouse { id: ID! bins(first: Int = 10): [Bin!]! } type Bin { id: ID }");
+  Response r = Run(R"({ __schema { queryType { name } } __type(name: "Warehouse") { kind name
+      fields { name args { name defaultValue type { name } } type { kind name ofType { kind ofType { kind ofType { name } } } } } } })");
+  EXPECT_TRUE(r.errors.empty()) << r.to_json();
+  EXPECT_EQ(r.data,
+            R"({"__schema":{"queryType":{"name":"Query"}},"__type":{"kind":"OBJECT","name":"Warehouse","fields":[)"
+            R"({"name":"id","args":[],"type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"SCALAR","ofType":null}}},)"
+            R"({"name":"bins","args":[{"name":"first","defaultValue":"10","type":{"name":"Int"}}],)"
+            R"("type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"LIST","ofType":{"kind":"NON_NULL","ofType":{"name":"Bin"}}}}}]}})");
+}
+
+// ---- deadlines ----------------------------------------------------------------------------------
+
+class Deadlines : public Exec {
+ protected:
+  void SetUp() override {
+    Build(R"(type Query { fast: Int slow: Int slowNonNull: Int! capped: Int @budget(ms: 50) obj: Obj
+                          list(n: Int!): [Obj] }
+             type Obj { fast: Int slow: Int child: Obj }
+             type Mutation { step(n: Int!): Int })");
+    auto delayed = [](std::chrono::milliseconds d, int v) {
+      return [d, v](FieldContext&) -> asio::awaitable<Data> {
+        co_await Sleep(d);
+        co_return Data::from(v);
+      };
+    };
+    schema_->resolve_async("Query", "fast", delayed(10ms, 1));
+    schema_->resolve_async("Query", "slow", delayed(2000ms, 2));
+    schema_->resolve_async("Query", "slowNonNull", delayed(2000ms, 3));
+    schema_->resolve_async("Query", "capped", delayed(300ms, 4));
+    schema_->resolve_async("Query", "obj", [](FieldContext&) -> asio::awaitable<Data> {
+      co_await Sleep(10ms);
+      co_return Data::from(std::string("obj"));
+    });
+    schema_->resolve("Query", "list", [](FieldContext& f) {
+      Data::List items(static_cast<std::size_t>(f.arg("n")->as_int64()), Data::from(std::string("o")));
+      return Data::list(std::move(items));
+    });
+    schema_->resolve_async("Obj", "fast", delayed(10ms, 5));
+    schema_->resolve_async("Obj", "slow", delayed(2000ms, 6));
+    schema_->resolve("Obj", "child", [](FieldContext&) { return Data::from(std::string("child")); });
+  }
+};
+
+TEST_F(Deadlines, SiblingsRunConcurrently) {
+  schema_->resolve_async("Query", "slow", [](FieldContext&) -> asio::awaitable<Data> {
+    co_await Sleep(150ms);
+    co_return Data::from(2);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Response r = Run("{ a: slow b: slow c: slow }");
+  EXPECT_EQ(r.data, R"({"a":2,"b":2,"c":2})");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 400ms);  // not 450 ms
+}
+
+TEST_F(Deadlines, CutFieldsBecomeNullWithDeadlineErrorsAndSiblingsKeepValues) {
+  const auto start = std::chrono::steady_clock::now();
+  Response r = Run("{ fast slow obj { fast slow } }", "{}", Context().with_timeout(150ms));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.data, R"({"fast":1,"slow":null,"obj":{"fast":5,"slow":null}})");
+  ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[0].to_json().find("\"path\":[\"slow\"]") != std::string::npos, true);
+  EXPECT_EQ(r.errors[1].to_json().find("\"path\":[\"obj\",\"slow\"]") != std::string::npos, true);
+  EXPECT_LT(took, 600ms);  // the 2 s resolvers were cancelled, not awaited
+}
+
+TEST_F(Deadlines, CutNonNullFieldBubbles) {
+  Response r = Run("{ fast slowNonNull }", "{}", Context().with_timeout(100ms));
+  EXPECT_EQ(r.to_json().find("\"data\":null") != std::string::npos, true) << r.to_json();
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+}
+
+TEST_F(Deadlines, FieldsNotStartedBeforeTheDeadlineNeverStart) {
+  int started = 0;
+  schema_->resolve("Obj", "child", [&](FieldContext&) {
+    ++started;
+    return Data::from(std::string("child"));
+  });
+  schema_->resolve_async("Query", "obj", [](FieldContext&) -> asio::awaitable<Data> {
+    std::this_thread::sleep_for(120ms);  // burns the budget without yielding
+    co_return Data::from(std::string("obj"));
+  });
+  Response r = Run("{ obj { child { fast } } }", "{}", Context().with_timeout(50ms));
+  EXPECT_EQ(started, 0);
+  EXPECT_EQ(r.data, R"({"obj":{"child":null}})");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+}
+
+TEST_F(Deadlines, BudgetCapCutsOnlyThatField) {
+  const auto start = std::chrono::steady_clock::now();
+  Response r = Run("{ capped fast }", "{}", Context().with_timeout(5s));
+  EXPECT_EQ(r.data, R"({"capped":null,"fast":1})");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 250ms);
+}
+
+TEST_F(Deadlines, CancellationGivesCancelled) {
+  auto [ctx, source] = Context().with_cancel();
+  std::thread canceller([source = source] {
+    std::this_thread::sleep_for(60ms);
+    source.request_stop(StopReason::cancelled);
+  });
+  Response r = Run("{ fast slow }", "{}", ctx);
+  canceller.join();
+  EXPECT_EQ(r.data, R"({"fast":1,"slow":null})");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "CANCELLED");
+}
+
+TEST_F(Deadlines, ErrorsForACutLongListStayBounded) {
+  Response r = Run("{ list(n: 10000) { slow } }", "{}", Context().with_timeout(100ms));
+  // 10,000 cut fields: the first 50 are listed, the rest summarised in one error.
+  ASSERT_EQ(r.errors.size(), 51u);
+  EXPECT_EQ(r.errors.back().message, "... and 9950 more fields were stopped (deadline_exceeded)");
+  EXPECT_EQ(r.errors.back().code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.data.substr(0, 30), R"({"list":[{"slow":null},{"slow")");
+}
+
+TEST_F(Deadlines, WholeResponsePolicy) {
+  ExecutionOptions whole;
+  whole.policy = StopPolicy::whole_response;
+  Response r = Run("{ fast slow }", "{}", Context().with_timeout(100ms), "{}", whole);
+  EXPECT_FALSE(r.has_data);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.to_json().find("\"data\""), std::string::npos);
+}
+
+TEST_F(Deadlines, MutationFieldsRunSeriallyAndACutLeavesLaterOnesUnstarted) {
+  std::vector<int> applied;
+  schema_->resolve_async("Mutation", "step", [&](FieldContext& f) -> asio::awaitable<Data> {
+    const int n = static_cast<int>(f.arg("n")->as_int64());
+    co_await Sleep(60ms);
+    applied.push_back(n);
+    co_return Data::from(n);
+  });
+  Response r = Run("mutation { a: step(n: 1) b: step(n: 2) c: step(n: 3) d: step(n: 4) }", "{}",
+                   Context().with_timeout(150ms));
+  EXPECT_EQ(applied, (std::vector<int>{1, 2}));  // serial: 60 + 60 < 150 < 180
+  EXPECT_EQ(r.data, R"({"a":1,"b":2,"c":null,"d":null})");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+}
+
+class Recorder : public ExecutionRecorder {
+ public:
+  void field_stopped(std::string_view operation, std::string_view path, StopReason reason,
+                     Duration overshoot) override {
+    entries.push_back({std::string(operation), std::string(path), reason, overshoot});
+  }
+  struct Entry {
+    std::string operation, path;
+    StopReason reason;
+    Duration overshoot;
+  };
+  std::vector<Entry> entries;
+};
+
+TEST_F(Deadlines, RecorderSeesCutFieldsAndOvershoot) {
+  Recorder rec;
+  ExecutionOptions opts;
+  opts.recorder = &rec;
+  Run("query Stock { fast slow obj { slow } }", "{}", Context().with_timeout(100ms), "{}", opts);
+  ASSERT_EQ(rec.entries.size(), 2u);
+  EXPECT_EQ(rec.entries[0].operation, "Stock");
+  EXPECT_EQ(rec.entries[0].reason, StopReason::deadline_exceeded);
+  EXPECT_LT(rec.entries[0].overshoot, 100ms);
+  std::vector<std::string> paths{rec.entries[0].path, rec.entries[1].path};
+  std::sort(paths.begin(), paths.end());
+  EXPECT_EQ(paths, (std::vector<std::string>{"obj.slow", "slow"}));
+}
+
+}  // namespace
+}  // namespace cutoff::graphql

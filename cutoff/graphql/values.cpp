@@ -1,0 +1,488 @@
+#include "cutoff/graphql/values.hpp"
+
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+
+namespace cutoff::graphql {
+namespace {
+
+namespace json = boost::json;
+
+std::string Inspect(const json::value& v) {
+  std::string out;
+  append_json(out, v);
+  return out;
+}
+
+std::string InspectData(const Data& d) {
+  if (auto* j = d.if_json()) return Inspect(*j);
+  const auto& s = d.storage();
+  switch (s.index()) {
+    case 0: return "null";
+    case 1: return std::get<bool>(s) ? "true" : "false";
+    case 2: return std::to_string(std::get<std::int64_t>(s));
+    case 3: {
+      std::string out;
+      append_js_number(out, std::get<double>(s));
+      return out;
+    }
+    case 4: {
+      std::string out;
+      append_json_string(out, std::get<std::string>(s));
+      return out;
+    }
+    case 6: return "{}";
+    case 7: return "[...]";
+  }
+  return "?";
+}
+
+bool IsIntegral(double d) { return std::isfinite(d) && std::trunc(d) == d; }
+
+// A JSON number as double, if it is one.
+std::optional<double> NumberOf(const json::value& v) {
+  if (v.is_int64()) return static_cast<double>(v.get_int64());
+  if (v.is_uint64()) return static_cast<double>(v.get_uint64());
+  if (v.is_double()) return v.get_double();
+  return std::nullopt;
+}
+
+// JavaScript's Number(string) for the numeric strings graphql-js accepts in serialize.
+std::optional<double> NumericString(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  double d = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), d);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return d;
+}
+
+bool InInt32(double d) { return d >= -2147483648.0 && d <= 2147483647.0; }
+
+std::optional<json::value> CoerceScalarInput(const json::value& v, const Type& type, std::string* error) {
+  const std::string& n = type.name;
+  if (n == "Int") {
+    auto d = NumberOf(v);
+    if (!d || !IsIntegral(*d)) {
+      *error = "Int cannot represent non-integer value: " + Inspect(v);
+      return std::nullopt;
+    }
+    if (!InInt32(*d)) {
+      *error = "Int cannot represent non 32-bit signed integer value: " + Inspect(v);
+      return std::nullopt;
+    }
+    return json::value(static_cast<std::int64_t>(*d));
+  }
+  if (n == "Float") {
+    auto d = NumberOf(v);
+    if (!d || !std::isfinite(*d)) {
+      *error = "Float cannot represent non numeric value: " + Inspect(v);
+      return std::nullopt;
+    }
+    if (v.is_double()) return v;
+    return json::value(*d);
+  }
+  if (n == "String") {
+    if (!v.is_string()) {
+      *error = "String cannot represent a non string value: " + Inspect(v);
+      return std::nullopt;
+    }
+    return v;
+  }
+  if (n == "Boolean") {
+    if (!v.is_bool()) {
+      *error = "Boolean cannot represent a non boolean value: " + Inspect(v);
+      return std::nullopt;
+    }
+    return v;
+  }
+  if (n == "ID") {
+    if (v.is_string()) return v;
+    auto d = NumberOf(v);
+    if (d && IsIntegral(*d)) return json::value(json::string(std::to_string(static_cast<long long>(*d))));
+    *error = "ID cannot represent value: " + Inspect(v);
+    return std::nullopt;
+  }
+  if (type.codec.parse) {
+    auto r = type.codec.parse(v);
+    if (!r) *error = "Expected value of type \"" + n + "\", found " + Inspect(v) + ".";
+    return r;
+  }
+  return v;  // a custom scalar without a codec: passed through
+}
+
+enum class Outcome { value, absent, invalid };
+
+struct Coerced {
+  Outcome outcome;
+  json::value value;
+};
+
+Coerced CoerceLiteral(const Value& v, const Type& type, const json::object& vars, std::string* error);
+
+Coerced Invalid(std::string* error, std::string message) {
+  *error = std::move(message);
+  return {Outcome::invalid, {}};
+}
+
+Coerced CoerceLiteral(const Value& v, const Type& type, const json::object& vars, std::string* error) {
+  if (v.kind == Value::Kind::variable) {
+    auto it = vars.find(v.raw);
+    if (it == vars.end()) return {Outcome::absent, {}};
+    if (type.kind == TypeKind::non_null && it->value().is_null())
+      return Invalid(error, "Expected non-nullable type \"" + type.display() + "\" not to be null.");
+    return {Outcome::value, it->value()};
+  }
+  if (type.kind == TypeKind::non_null) {
+    if (v.kind == Value::Kind::null)
+      return Invalid(error, "Expected non-nullable type \"" + type.display() + "\" not to be null.");
+    return CoerceLiteral(v, *type.of_type, vars, error);
+  }
+  if (v.kind == Value::Kind::null) return {Outcome::value, nullptr};
+  switch (type.kind) {
+    case TypeKind::list: {
+      json::array out;
+      if (v.kind == Value::Kind::list) {
+        for (const Value& item : v.list) {
+          Coerced c = CoerceLiteral(item, *type.of_type, vars, error);
+          if (c.outcome == Outcome::invalid) return c;
+          if (c.outcome == Outcome::absent) {
+            if (type.of_type->is_non_null()) return Invalid(error, "Expected non-nullable list item to be provided.");
+            out.push_back(nullptr);
+          } else {
+            out.push_back(std::move(c.value));
+          }
+        }
+        return {Outcome::value, std::move(out)};
+      }
+      Coerced c = CoerceLiteral(v, *type.of_type, vars, error);
+      if (c.outcome != Outcome::value) return c.outcome == Outcome::absent ? Coerced{Outcome::value, nullptr} : c;
+      out.push_back(std::move(c.value));
+      return {Outcome::value, std::move(out)};
+    }
+    case TypeKind::input_object: {
+      if (v.kind != Value::Kind::object)
+        return Invalid(error, "Expected type \"" + type.name + "\" to be an object.");
+      json::object out;
+      for (const ObjectField& f : v.fields)
+        if (!type.find_input_field(f.name))
+          return Invalid(error, "Field \"" + std::string(f.name) + "\" is not defined by type \"" + type.name + "\".");
+      for (const InputValue& def : type.input_fields) {
+        const ObjectField* given = nullptr;
+        for (const ObjectField& f : v.fields)
+          if (f.name == def.name) given = &f;
+        Coerced c{Outcome::absent, {}};
+        if (given) {
+          c = CoerceLiteral(given->value, *def.type, vars, error);
+          if (c.outcome == Outcome::invalid) return c;
+        }
+        if (c.outcome == Outcome::absent) {
+          if (def.default_value) {
+            std::string inner;
+            auto d = coerce_input(*def.default_value, *def.type, &inner);
+            if (!d) return Invalid(error, inner);
+            out[def.name] = std::move(*d);
+          } else if (def.type->is_non_null()) {
+            return Invalid(error, "Field \"" + type.name + "." + def.name + "\" of required type \"" +
+                                      def.type->display() + "\" was not provided.");
+          }
+          continue;
+        }
+        out[def.name] = std::move(c.value);
+      }
+      return {Outcome::value, std::move(out)};
+    }
+    case TypeKind::enum_: {
+      if (v.kind != Value::Kind::enum_)
+        return Invalid(error, "Enum \"" + type.name + "\" cannot represent non-enum value: " + print_literal(v) + ".");
+      if (!type.find_enum_value(v.raw))
+        return Invalid(error, "Value \"" + std::string(v.raw) + "\" does not exist in \"" + type.name + "\" enum.");
+      return {Outcome::value, json::string(v.raw)};
+    }
+    case TypeKind::scalar: {
+      // Literals of the built-in scalars are checked by kind, like graphql-js's parseLiteral.
+      const std::string& n = type.name;
+      const bool builtin = n == "Int" || n == "Float" || n == "String" || n == "Boolean" || n == "ID";
+      if (builtin) {
+        if (n == "Int" && v.kind != Value::Kind::int_)
+          return Invalid(error, "Int cannot represent non-integer value: " + print_literal(v));
+        if (n == "Float" && v.kind != Value::Kind::int_ && v.kind != Value::Kind::float_)
+          return Invalid(error, "Float cannot represent non numeric value: " + print_literal(v));
+        if (n == "String" && v.kind != Value::Kind::string)
+          return Invalid(error, "String cannot represent a non string value: " + print_literal(v));
+        if (n == "Boolean" && v.kind != Value::Kind::boolean)
+          return Invalid(error, "Boolean cannot represent a non boolean value: " + print_literal(v));
+        if (n == "ID" && v.kind != Value::Kind::string && v.kind != Value::Kind::int_)
+          return Invalid(error, "ID cannot represent a non-string and non-integer value: " + print_literal(v));
+        if (n == "ID" && v.kind == Value::Kind::int_) return {Outcome::value, json::string(v.raw)};
+      }
+      json::value j = literal_to_json(v);
+      // Variables nested in a custom scalar's literal are substituted.
+      auto r = CoerceScalarInput(j, type, error);
+      if (!r) return {Outcome::invalid, {}};
+      return {Outcome::value, std::move(*r)};
+    }
+    default: return Invalid(error, "Unexpected input type \"" + type.display() + "\".");
+  }
+}
+
+}  // namespace
+
+std::optional<json::value> coerce_input(const json::value& v, const Type& type, std::string* error) {
+  if (type.kind == TypeKind::non_null) {
+    if (v.is_null()) {
+      *error = "Expected non-nullable type \"" + type.display() + "\" not to be null.";
+      return std::nullopt;
+    }
+    return coerce_input(v, *type.of_type, error);
+  }
+  if (v.is_null()) return json::value(nullptr);
+  switch (type.kind) {
+    case TypeKind::list: {
+      json::array out;
+      if (v.is_array()) {
+        std::size_t i = 0;
+        for (const json::value& item : v.as_array()) {
+          auto c = coerce_input(item, *type.of_type, error);
+          if (!c) {
+            *error = "At index " + std::to_string(i) + ": " + *error;
+            return std::nullopt;
+          }
+          out.push_back(std::move(*c));
+          ++i;
+        }
+        return json::value(std::move(out));
+      }
+      auto c = coerce_input(v, *type.of_type, error);
+      if (!c) return std::nullopt;
+      out.push_back(std::move(*c));
+      return json::value(std::move(out));
+    }
+    case TypeKind::input_object: {
+      if (!v.is_object()) {
+        *error = "Expected type \"" + type.name + "\" to be an object.";
+        return std::nullopt;
+      }
+      const json::object& in = v.as_object();
+      json::object out;
+      for (const auto& kv : in)
+        if (!type.find_input_field(kv.key())) {
+          *error = "Field \"" + std::string(kv.key()) + "\" is not defined by type \"" + type.name + "\".";
+          return std::nullopt;
+        }
+      for (const InputValue& def : type.input_fields) {
+        auto it = in.find(def.name);
+        if (it == in.end()) {
+          if (def.default_value) {
+            auto d = coerce_input(*def.default_value, *def.type, error);
+            if (!d) return std::nullopt;
+            out[def.name] = std::move(*d);
+          } else if (def.type->is_non_null()) {
+            *error = "Field \"" + def.name + "\" of required type \"" + def.type->display() + "\" was not provided.";
+            return std::nullopt;
+          }
+          continue;
+        }
+        auto c = coerce_input(it->value(), *def.type, error);
+        if (!c) {
+          *error = "At \"" + def.name + "\": " + *error;
+          return std::nullopt;
+        }
+        out[def.name] = std::move(*c);
+      }
+      return json::value(std::move(out));
+    }
+    case TypeKind::enum_: {
+      if (!v.is_string()) {
+        *error = "Enum \"" + type.name + "\" cannot represent non-string value: " + Inspect(v) + ".";
+        return std::nullopt;
+      }
+      if (!type.find_enum_value(v.as_string())) {
+        *error = "Value \"" + std::string(v.as_string()) + "\" does not exist in \"" + type.name + "\" enum.";
+        return std::nullopt;
+      }
+      return v;
+    }
+    case TypeKind::scalar: return CoerceScalarInput(v, type, error);
+    default: *error = "Unexpected input type \"" + type.display() + "\"."; return std::nullopt;
+  }
+}
+
+std::optional<json::value> coerce_literal(const Value& v, const Type& type, const json::object& variables,
+                                          std::string* error) {
+  Coerced c = CoerceLiteral(v, type, variables, error);
+  if (c.outcome == Outcome::invalid) return std::nullopt;
+  if (c.outcome == Outcome::absent) {
+    error->clear();
+    return std::nullopt;
+  }
+  return std::move(c.value);
+}
+
+std::optional<json::value> serialize_leaf(const Data& data, const Type& type, std::string* error) {
+  // Normalise to a JSON view of the value.
+  json::value owned;
+  const json::value* v = data.if_json();
+  if (!v) {
+    const auto& s = data.storage();
+    switch (s.index()) {
+      case 0: owned = nullptr; break;
+      case 1: owned = std::get<bool>(s); break;
+      case 2: owned = std::get<std::int64_t>(s); break;
+      case 3: owned = std::get<double>(s); break;
+      case 4: owned = json::string(std::get<std::string>(s)); break;
+      default:
+        *error = type.name + " cannot represent value: " + InspectData(data);
+        return std::nullopt;
+    }
+    v = &owned;
+  }
+  const std::string& n = type.name;
+  if (type.kind == TypeKind::enum_) {
+    if (v->is_string() && type.find_enum_value(v->as_string())) return *v;
+    *error = "Enum \"" + n + "\" cannot represent value: " + Inspect(*v);
+    return std::nullopt;
+  }
+  if (n == "Int") {
+    std::optional<double> d = NumberOf(*v);
+    if (v->is_bool()) d = v->get_bool() ? 1 : 0;
+    if (v->is_string()) d = NumericString(v->get_string());
+    if (!d || !IsIntegral(*d)) {
+      *error = "Int cannot represent non-integer value: " + Inspect(*v);
+      return std::nullopt;
+    }
+    if (!InInt32(*d)) {
+      *error = "Int cannot represent non 32-bit signed integer value: " + Inspect(*v);
+      return std::nullopt;
+    }
+    return json::value(static_cast<std::int64_t>(*d));
+  }
+  if (n == "Float") {
+    std::optional<double> d = NumberOf(*v);
+    if (v->is_bool()) d = v->get_bool() ? 1 : 0;
+    if (v->is_string()) d = NumericString(v->get_string());
+    if (!d || !std::isfinite(*d)) {
+      *error = "Float cannot represent non numeric value: " + Inspect(*v);
+      return std::nullopt;
+    }
+    if (v->is_int64() || v->is_uint64()) return *v;
+    return json::value(*d);
+  }
+  if (n == "String") {
+    if (v->is_string()) return *v;
+    if (v->is_bool()) return json::value(json::string(v->get_bool() ? "true" : "false"));
+    if (auto d = NumberOf(*v); d && std::isfinite(*d)) {
+      std::string out;
+      if (v->is_int64()) out = std::to_string(v->get_int64());
+      else append_js_number(out, *d);
+      return json::value(json::string(out));
+    }
+    *error = "String cannot represent value: " + Inspect(*v);
+    return std::nullopt;
+  }
+  if (n == "Boolean") {
+    if (v->is_bool()) return *v;
+    if (auto d = NumberOf(*v); d && std::isfinite(*d)) return json::value(*d != 0);
+    *error = "Boolean cannot represent a non boolean value: " + Inspect(*v);
+    return std::nullopt;
+  }
+  if (n == "ID") {
+    if (v->is_string()) return *v;
+    if (auto d = NumberOf(*v); d && IsIntegral(*d)) {
+      return json::value(json::string(v->is_int64() ? std::to_string(v->get_int64())
+                                                     : std::to_string(static_cast<long long>(*d))));
+    }
+    *error = "ID cannot represent value: " + Inspect(*v);
+    return std::nullopt;
+  }
+  if (type.codec.serialize) {
+    auto r = type.codec.serialize(data);
+    if (!r) *error = n + " cannot represent value: " + Inspect(*v);
+    return r;
+  }
+  return *v;  // a custom scalar without a codec: passed through
+}
+
+void append_js_number(std::string& out, double d) {
+  if (!std::isfinite(d)) {
+    out += "null";
+    return;
+  }
+  if (d == 0) {
+    out.push_back('0');
+    return;
+  }
+  if (d < 0) {
+    out.push_back('-');
+    d = -d;
+  }
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));  // "d.ddde+XX"
+  const std::size_t e_pos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_pos))
+    if (c != '.') digits.push_back(c);
+  const int exp10 = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());
+  const int k = static_cast<int>(digits.size());
+  const int n = exp10 + 1;  // value = 0.digits * 10^n
+  if (k <= n && n <= 21) {
+    out += digits;
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, 0, static_cast<std::size_t>(n));
+    out.push_back('.');
+    out.append(digits, static_cast<std::size_t>(n), std::string::npos);
+  } else if (-6 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += digits;
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits, 1, std::string::npos);
+    }
+    out.push_back('e');
+    out.push_back(n - 1 >= 0 ? '+' : '-');
+    out += std::to_string(std::abs(n - 1));
+  }
+}
+
+void append_json(std::string& out, const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: out += "null"; break;
+    case json::kind::bool_: out += v.get_bool() ? "true" : "false"; break;
+    case json::kind::int64: out += std::to_string(v.get_int64()); break;
+    case json::kind::uint64: out += std::to_string(v.get_uint64()); break;
+    case json::kind::double_: append_js_number(out, v.get_double()); break;
+    case json::kind::string: append_json_string(out, v.get_string()); break;
+    case json::kind::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& item : v.get_array()) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json(out, item);
+      }
+      out.push_back(']');
+      break;
+    }
+    case json::kind::object: {
+      out.push_back('{');
+      bool first = true;
+      for (const auto& kv : v.get_object()) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json_string(out, kv.key());
+        out.push_back(':');
+        append_json(out, kv.value());
+      }
+      out.push_back('}');
+      break;
+    }
+  }
+}
+
+}  // namespace cutoff::graphql

@@ -1,0 +1,43 @@
+// Input coercion (variables and argument literals) and leaf output serialization, as the
+// GraphQL spec's CoerceVariableValues, CoerceArgumentValues and CompleteValue define them.
+//
+//   std::string error;
+//   auto v = coerce_input(json, *schema.find_type("Int"), &error);  // nullopt + message on failure
+//
+// Numbers are written the way JavaScript's JSON.stringify writes them (shortest round trip,
+// `1e+21`, `1e-7`), so responses are byte-for-byte comparable with graphql-js.
+#ifndef CUTOFF_GRAPHQL_VALUES_HPP_
+#define CUTOFF_GRAPHQL_VALUES_HPP_
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+
+#include "cutoff/graphql/ast.hpp"
+#include "cutoff/graphql/data.hpp"
+#include "cutoff/graphql/schema.hpp"
+
+namespace cutoff::graphql {
+
+// A JSON input value (a variable) coerced to `type`; nullopt with `*error` set when invalid.
+std::optional<boost::json::value> coerce_input(const boost::json::value& v, const Type& type, std::string* error);
+
+// An argument literal coerced to `type`, reading variables from `variables` (already
+// coerced). nullopt when invalid. `*present` is set false for an unset variable, so the
+// caller can fall back to a default.
+std::optional<boost::json::value> coerce_literal(const Value& v, const Type& type, const boost::json::object& variables,
+                                                 std::string* error);
+
+// A leaf value to its JSON output form; nullopt with `*error` set when it cannot be
+// represented (a field error).
+std::optional<boost::json::value> serialize_leaf(const Data& v, const Type& type, std::string* error);
+
+// Appends a JSON number the way JavaScript's JSON.stringify does (non-finite: null).
+void append_js_number(std::string& out, double d);
+// Appends any JSON value, numbers as JavaScript writes them.
+void append_json(std::string& out, const boost::json::value& v);
+
+}  // namespace cutoff::graphql
+
+#endif  // CUTOFF_GRAPHQL_VALUES_HPP_
