@@ -14,6 +14,9 @@ void AddDemoCommand(CLI::App& app);
 // error taxonomy.
 void AddSqlCommand(CLI::App& app);
 
+// `cutoff graphql exec`: one operation against a JSON fixture, under a deadline.
+void AddGraphqlCommand(CLI::App& app);
+
 }  // namespace cutoff::cli
 
 #endif  // CUTOFF_APPS_CUTOFF_COMMANDS_HPP_

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.footer("Run 'cutoff COMMAND --help' for a command's options.");
   cutoff::cli::AddDemoCommand(app);
   cutoff::cli::AddSqlCommand(app);
+  cutoff::cli::AddGraphqlCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -7,13 +7,17 @@
 //   Data::object(&bin);                      // a C++ object; child resolvers use parent.as<Bin>()
 //   Data::object(std::make_shared<Bin>(..)); // the same, owned
 //   Data::list(std::move(items));            // a list of Data
+//   Data::pending([]() -> asio::awaitable<Data> { ... });  // produced later (e.g. one list
+//                                            // item at a time); completed concurrently
 //
 // Borrowed JSON and object pointers must outlive the execution that uses them.
 #ifndef CUTOFF_GRAPHQL_DATA_HPP_
 #define CUTOFF_GRAPHQL_DATA_HPP_
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,8 +37,13 @@ class Data {
     std::string_view type_name;        // optional: the GraphQL type, for abstract fields
   };
   using List = std::vector<Data>;
+  using Producer = std::function<boost::asio::awaitable<Data>()>;
+  struct Pending {
+    std::shared_ptr<const Producer> produce;
+  };
+  using OwnedJson = std::shared_ptr<const boost::json::value>;
   using Storage = std::variant<std::monostate, bool, std::int64_t, double, std::string, const boost::json::value*,
-                               Object, List>;
+                               Object, List, OwnedJson, Pending>;
 
   Data() noexcept = default;  // null
   static Data null() noexcept { return Data(); }
@@ -65,18 +74,29 @@ class Data {
     return object(std::shared_ptr<const T>(std::move(p)), type_name);
   }
   static Data list(List items) noexcept { return Data(Storage(std::move(items))); }
+  // Owns a JSON value (for values computed during execution).
+  static Data json_value(boost::json::value v) {
+    return Data(Storage(OwnedJson(std::make_shared<const boost::json::value>(std::move(v)))));
+  }
+  // A value that is produced asynchronously; the executor awaits it like an asynchronous
+  // resolver (cancellable, at this value's own path).
+  static Data pending(Producer produce) {
+    return Data(Storage(Pending{std::make_shared<const Producer>(std::move(produce))}));
+  }
 
   // A borrowed JSON null counts as null.
   bool is_null() const noexcept {
     if (v_.index() == 0) return true;
-    if (auto* j = std::get_if<const boost::json::value*>(&v_)) return (*j)->is_null();
+    if (const boost::json::value* j = if_json()) return j->is_null();
     return false;
   }
   const Storage& storage() const noexcept { return v_; }
   const boost::json::value* if_json() const noexcept {
-    auto* j = std::get_if<const boost::json::value*>(&v_);
-    return j ? *j : nullptr;
+    if (auto* j = std::get_if<const boost::json::value*>(&v_)) return *j;
+    if (auto* o = std::get_if<OwnedJson>(&v_)) return o->get();
+    return nullptr;
   }
+  const Pending* if_pending() const noexcept { return std::get_if<Pending>(&v_); }
   const Object* if_object() const noexcept { return std::get_if<Object>(&v_); }
   const List* if_list() const noexcept { return std::get_if<List>(&v_); }
 

@@ -160,7 +160,7 @@ class Execution {
     root_.non_null_position = false;
     current_parent_type_ = root_type;
     const Collected& fields = Collect(*root_type, &op_->selection_set, {&op_->selection_set});
-    root_data_ = Data();
+    root_data_ = req_.root_value;
     if (op_->type == OperationType::mutation) {
       // Root mutation fields run one after another, each to completion.
       root_.members.resize(fields.groups.size());
@@ -509,7 +509,7 @@ class Execution {
       return;
     }
     if (def->async) {
-      SpawnAsync(parent_type, parent, g, slot, *fctx, std::move(args), def->budget.has_value());
+      SpawnAsync(parent_type, parent, g, slot, *fctx, std::move(args), def->budget.has_value(), def->type, nullptr);
       return;
     }
     Data result;
@@ -532,6 +532,10 @@ class Execution {
     const bool non_null = type.is_non_null();
     const Type& t = type.nullable();
     slot->non_null_position = non_null;
+    if (const Data::Pending* p = data.if_pending()) {
+      SpawnAsync(*current_parent_type_, Data(), g, slot, ctx, {}, false, &type, p->produce);
+      return;
+    }
     if (data.is_null()) {
       if (non_null) {
         const Selection& f = *g.nodes[0];
@@ -701,6 +705,8 @@ class Execution {
     Context ctx;  // the field's context (capped by @budget, or the operation's)
     json::object args;
     PathStack path;
+    const Type* type;  // what the produced value completes as (the field's or a list item's type)
+    std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
     asio::cancellation_signal signal;
     std::size_t index = 0;  // in in_flight_
     std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
@@ -708,7 +714,7 @@ class Execution {
   };
 
   void SpawnAsync(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot, const Context& fctx,
-                  json::object args, bool capped) {
+                  json::object args, bool capped, const Type* type, std::shared_ptr<const Data::Producer> produce) {
     auto task = std::make_shared<Task>();
     task->ex = this;
     task->parent_type = &parent_type;
@@ -718,6 +724,8 @@ class Execution {
     task->ctx = fctx;
     task->args = std::move(args);
     task->path = path_;
+    task->type = type;
+    task->produce = std::move(produce);
     task->index = in_flight_.size();
     in_flight_.push_back(task.get());
     if (capped) {
@@ -736,6 +744,7 @@ class Execution {
   }
 
   static asio::awaitable<Data> RunResolver(std::shared_ptr<Task> task) {
+    if (task->produce) co_return co_await (*task->produce)();
     Execution& ex = *task->ex;
     const FieldGroup& g = *task->group;
     FieldContext fc{task->ctx, task->parent, task->args, *g.def, *task->parent_type, ex.schema_, ex.variables_,
@@ -756,11 +765,11 @@ class Execution {
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     const FieldGroup& g = *task.group;
-    const bool non_null = g.def->type->is_non_null();
+    const bool non_null = task.type->is_non_null();
     if (error)
       FailWith(task.slot, non_null, g, error, task.ctx);  // a cancellation caused by a stop reports the stop
     else
-      Complete(*g.def->type, g, std::move(result), task.slot, task.ctx);
+      Complete(*task.type, g, std::move(result), task.slot, task.ctx);
     current_parent_type_ = saved;
     path_.clear();
     if (--pending_ == 0 && done_) done_->cancel();

@@ -37,6 +37,7 @@
 #include "cutoff/core/clock.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/graphql/ast.hpp"
+#include "cutoff/graphql/data.hpp"
 #include "cutoff/graphql/error.hpp"
 #include "cutoff/graphql/schema.hpp"
 
@@ -68,6 +69,7 @@ struct Request {
   const Document* document = nullptr;  // parsed; validate() it first
   std::string operation_name;          // empty: the document's only operation
   boost::json::object variables;
+  Data root_value;  // the parent of the root fields (null by default)
 };
 
 struct Response {
