@@ -6,7 +6,13 @@ namespace cutoff::graphql {
 
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
-  for (unsigned char c : s) {
+  // Copy runs that need no escaping in one go.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -20,11 +26,10 @@ void append_json_string(std::string& out, std::string_view s) {
           char buf[8];
           std::snprintf(buf, sizeof buf, "\\u%04x", c);
           out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
         }
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out.push_back('"');
 }
 

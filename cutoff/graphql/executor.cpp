@@ -10,6 +10,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <atomic>
+#include <charconv>
+#include <variant>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -29,10 +31,9 @@ namespace json = boost::json;
 
 // ---- the response tree ---------------------------------------------------------------------------
 
-struct Member;
-
 // One value of the response. Lists and objects are sized once, before any child is filled, so
-// children never move while asynchronous resolvers hold pointers to them.
+// children never move while asynchronous resolvers hold pointers to them. Kept small: a
+// response has one node per field and list item.
 struct Node {
   enum class Kind : std::uint8_t { null_, boolean, int_, float_, string, json, list, object };
   Kind kind = Kind::null_;
@@ -40,17 +41,20 @@ struct Node {
   bool nulled = false;             // list/object: a null reached a non-null position inside it
   bool non_null_position = false;  // this node sits where null is not allowed
   Node* parent = nullptr;          // the list or object holding this node; null for `data`
-  std::int64_t i = 0;
-  double d = 0;
-  std::string s;  // string, or JSON text for custom scalars
-  std::vector<Node> items;
-  std::vector<Member> members;
+  std::string_view key;            // the response key, for object members
+  union {
+    std::int64_t i = 0;
+    double d;
+  };
+  std::string s;                // string, or JSON text for custom scalars
+  std::vector<Node> children;  // list items or object members
 };
 
-struct Member {
-  std::string_view key;
-  Node value;
-};
+void AppendInt(std::string& out, std::int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
 
 void Serialize(const Node& n, std::string& out) {
   if (n.nulled) {
@@ -60,25 +64,25 @@ void Serialize(const Node& n, std::string& out) {
   switch (n.kind) {
     case Node::Kind::null_: out += "null"; return;
     case Node::Kind::boolean: out += n.b ? "true" : "false"; return;
-    case Node::Kind::int_: out += std::to_string(n.i); return;
+    case Node::Kind::int_: AppendInt(out, n.i); return;
     case Node::Kind::float_: append_js_number(out, n.d); return;
     case Node::Kind::string: append_json_string(out, n.s); return;
     case Node::Kind::json: out += n.s; return;
     case Node::Kind::list:
       out.push_back('[');
-      for (std::size_t k = 0; k < n.items.size(); ++k) {
+      for (std::size_t k = 0; k < n.children.size(); ++k) {
         if (k) out.push_back(',');
-        Serialize(n.items[k], out);
+        Serialize(n.children[k], out);
       }
       out.push_back(']');
       return;
     case Node::Kind::object:
       out.push_back('{');
-      for (std::size_t k = 0; k < n.members.size(); ++k) {
+      for (std::size_t k = 0; k < n.children.size(); ++k) {
         if (k) out.push_back(',');
-        append_json_string(out, n.members[k].key);
+        append_json_string(out, n.children[k].key);
         out.push_back(':');
-        Serialize(n.members[k].value, out);
+        Serialize(n.children[k], out);
       }
       out.push_back('}');
       return;
@@ -108,14 +112,25 @@ struct CacheKeyHash {
   }
 };
 
-using PathStack = std::vector<PathSegment>;
+// The current response path; keys view the document, so pushing one costs nothing.
+using PathStack = std::vector<std::variant<std::string_view, std::int64_t>>;
 
 std::string PathText(const PathStack& path) {
   std::string out;
   for (const auto& seg : path) {
     if (!out.empty()) out.push_back('.');
-    if (auto* k = std::get_if<std::string>(&seg)) out += *k;
+    if (auto* k = std::get_if<std::string_view>(&seg)) out += *k;
     else out += std::to_string(std::get<std::int64_t>(seg));
+  }
+  return out;
+}
+
+std::vector<PathSegment> ToPath(const PathStack& path) {
+  std::vector<PathSegment> out;
+  out.reserve(path.size());
+  for (const auto& seg : path) {
+    if (auto* k = std::get_if<std::string_view>(&seg)) out.emplace_back(std::string(*k));
+    else out.emplace_back(std::get<std::int64_t>(seg));
   }
   return out;
 }
@@ -163,15 +178,15 @@ class Execution {
     root_data_ = req_.root_value;
     if (op_->type == OperationType::mutation) {
       // Root mutation fields run one after another, each to completion.
-      root_.members.resize(fields.groups.size());
+      root_.children.resize(fields.groups.size());
       for (std::size_t k = 0; k < fields.groups.size(); ++k) {
         const FieldGroup& g = fields.groups[k];
-        Member& m = root_.members[k];
+        Node& m = root_.children[k];
         m.key = g.key;
-        m.value.parent = &root_;
+        m.parent = &root_;
         path_.clear();
-        path_.emplace_back(std::string(g.key));
-        ExecuteField(*root_type, root_data_, g, &m.value, ctx_);
+        path_.emplace_back(g.key);
+        ExecuteField(*root_type, root_data_, g, &m, ctx_);
         path_.clear();
         co_await WaitForPending();
         if (root_.nulled) break;
@@ -387,30 +402,30 @@ class Execution {
       return;
     }
     ++stop_errors_;
-    Fail(slot, non_null, GraphQLError{std::string(i.summary), LocationsOf(g), path_, std::string(i.graphql_code)});
+    Fail(slot, non_null, GraphQLError{std::string(i.summary), LocationsOf(g), ToPath(path_), std::string(i.graphql_code)});
   }
 
   void FailWith(Node* slot, bool non_null, const FieldGroup& g, std::exception_ptr error, const Context& ctx) {
     try {
       std::rethrow_exception(error);
     } catch (const FieldError& e) {
-      Fail(slot, non_null, GraphQLError{e.message, LocationsOf(g), path_, e.code});
+      Fail(slot, non_null, GraphQLError{e.message, LocationsOf(g), ToPath(path_), e.code});
     } catch (const Error& e) {
       if (e.stop_reason() != StopReason::none) {
         FailStopped(slot, non_null, g, e.stop_reason(), Overshoot(ctx));
         return;
       }
-      Fail(slot, non_null, GraphQLError{e.message(), LocationsOf(g), path_, std::string(e.info().graphql_code)});
+      Fail(slot, non_null, GraphQLError{e.message(), LocationsOf(g), ToPath(path_), std::string(e.info().graphql_code)});
     } catch (const boost::system::system_error& e) {
       if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) {
         FailStopped(slot, non_null, g, ctx.stop_reason(), Overshoot(ctx));
         return;
       }
-      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), path_, {}});
+      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), ToPath(path_), {}});
     } catch (const std::exception& e) {
-      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), path_, {}});
+      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), ToPath(path_), {}});
     } catch (...) {
-      Fail(slot, non_null, GraphQLError{"Unknown error", LocationsOf(g), path_, {}});
+      Fail(slot, non_null, GraphQLError{"Unknown error", LocationsOf(g), ToPath(path_), {}});
     }
   }
 
@@ -426,14 +441,14 @@ class Execution {
   // ---- execution ----
   void ExecuteFields(const Type& type, const Data& parent, const Collected& fields, Node* obj, const Context& ctx) {
     obj->kind = Node::Kind::object;
-    obj->members.resize(fields.groups.size());
+    obj->children.resize(fields.groups.size());
     for (std::size_t k = 0; k < fields.groups.size(); ++k) {
       const FieldGroup& g = fields.groups[k];
-      Member& m = obj->members[k];
+      Node& m = obj->children[k];
       m.key = g.key;
-      m.value.parent = obj;
-      path_.emplace_back(std::string(g.key));
-      ExecuteField(type, parent, g, &m.value, ctx);
+      m.parent = obj;
+      path_.emplace_back(g.key);
+      ExecuteField(type, parent, g, &m, ctx);
       path_.pop_back();
       if (obj->nulled) break;  // a non-null field failed: its siblings are not started
     }
@@ -441,6 +456,7 @@ class Execution {
 
   json::object CoerceArguments(const Field& def, const Selection& node, std::string* error) const {
     json::object args;
+    if (def.args.empty()) return args;
     for (const InputValue& a : def.args) {
       const Argument* given = nullptr;
       for (const Argument& x : node.arguments)
@@ -505,7 +521,7 @@ class Execution {
     std::string error;
     json::object args = CoerceArguments(*def, *g.nodes[0], &error);
     if (!error.empty()) {
-      Fail(slot, non_null, GraphQLError{error, LocationsOf(g), path_, {}});
+      Fail(slot, non_null, GraphQLError{error, LocationsOf(g), ToPath(path_), {}});
       return;
     }
     if (def->async) {
@@ -541,7 +557,7 @@ class Execution {
         const Selection& f = *g.nodes[0];
         Fail(slot, true,
              GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." + std::string(f.name) + ".",
-                          LocationsOf(g), path_, {}});
+                          LocationsOf(g), ToPath(path_), {}});
       } else {
         slot->kind = Node::Kind::null_;
       }
@@ -562,14 +578,14 @@ class Execution {
                                 "\". Either the \"" + t.name +
                                 "\" type should provide a \"resolveType\" function or each possible type should "
                                 "provide an \"isTypeOf\" function.",
-                            LocationsOf(g), path_, {}});
+                            LocationsOf(g), ToPath(path_), {}});
           return;
         }
         if (!schema_.is_possible_type(t, *object_type)) {
           Fail(slot, non_null,
                GraphQLError{"Runtime Object type \"" + object_type->name + "\" is not a possible type for \"" + t.name +
                                 "\".",
-                            LocationsOf(g), path_, {}});
+                            LocationsOf(g), ToPath(path_), {}});
           return;
         }
         CompleteObject(*object_type, g, data, slot, ctx);
@@ -622,7 +638,7 @@ class Execution {
     std::string error;
     std::optional<json::value> v = serialize_leaf(data, t, &error);
     if (!v) {
-      Fail(slot, slot->non_null_position, GraphQLError{error, LocationsOf(g), path_, {}});
+      Fail(slot, slot->non_null_position, GraphQLError{error, LocationsOf(g), ToPath(path_), {}});
       return;
     }
     switch (v->kind()) {
@@ -653,7 +669,7 @@ class Execution {
       Fail(slot, true,
            GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." +
                             std::string(g.nodes[0]->name) + ".",
-                        LocationsOf(g), path_, {}});
+                        LocationsOf(g), ToPath(path_), {}});
   }
 
   void CompleteObject(const Type& object_type, const FieldGroup& g, const Data& data, Node* slot, const Context& ctx) {
@@ -668,7 +684,7 @@ class Execution {
     const Type& item_type = *list_type.of_type;
     const bool item_non_null = item_type.is_non_null();
     // Items: a Data list, or a borrowed JSON array.
-    const Data::List* items = data.if_list();
+    Data::List* items = const_cast<Data::List*>(data.if_list());  // `data` is ours: items move out
     const json::array* jitems = nullptr;
     if (!items) {
       const json::value* j = data.if_json();
@@ -678,18 +694,18 @@ class Execution {
       Fail(slot, slot->non_null_position,
            GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName(slot) + "." +
                             std::string(g.nodes[0]->name) + "\".",
-                        LocationsOf(g), path_, {}});
+                        LocationsOf(g), ToPath(path_), {}});
       return;
     }
     const std::size_t n = items ? items->size() : jitems->size();
     slot->kind = Node::Kind::list;
-    slot->items.resize(n);
+    slot->children.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
-      Node* item = &slot->items[k];
+      Node* item = &slot->children[k];
       item->parent = slot;
       item->non_null_position = item_non_null;
       path_.emplace_back(static_cast<std::int64_t>(k));
-      Complete(item_type, g, items ? (*items)[k] : Data::json(&(*jitems)[k]), item, ctx);
+      Complete(item_type, g, items ? std::move((*items)[k]) : Data::json(&(*jitems)[k]), item, ctx);
       path_.pop_back();
       if (slot->nulled) break;
     }
