@@ -2,6 +2,7 @@
 //
 //   Data::from(42);                          // Int
 //   Data::from("widget");                    // String (owned)
+//   Data::borrow(item.name);                 // String viewed, not copied
 //   Data::json(&fixture["item"]);            // borrows a boost::json value (the default
 //                                            // resolver reads its members by field name)
 //   Data::object(&bin);                      // a C++ object; child resolvers use parent.as<Bin>()
@@ -43,7 +44,7 @@ class Data {
   };
   using OwnedJson = std::shared_ptr<const boost::json::value>;
   using Storage = std::variant<std::monostate, bool, std::int64_t, double, std::string, const boost::json::value*,
-                               Object, List, OwnedJson, Pending>;
+                               Object, List, OwnedJson, Pending, std::string_view>;
 
   Data() noexcept = default;  // null
   static Data null() noexcept { return Data(); }
@@ -57,6 +58,10 @@ class Data {
   static Data from(std::string v) noexcept { return Data(Storage(std::move(v))); }
   static Data from(std::string_view v) { return Data(Storage(std::string(v))); }
   static Data from(const char* v) { return Data(Storage(std::string(v))); }
+  // A string that outlives the execution (e.g. a member of an object the resolver returns a
+  // pointer to): no copy is made.
+  static Data borrow(std::string_view v) noexcept { return Data(Storage(v)); }
+  const std::string_view* if_view() const noexcept { return std::get_if<std::string_view>(&v_); }
   // Borrows `v` (null pointer: null).
   static Data json(const boost::json::value* v) noexcept { return v ? Data(Storage(v)) : Data(); }
   template <typename T>
@@ -91,6 +96,7 @@ class Data {
     return false;
   }
   const Storage& storage() const noexcept { return v_; }
+  Storage& mutable_storage() noexcept { return v_; }
   const boost::json::value* if_json() const noexcept {
     if (auto* j = std::get_if<const boost::json::value*>(&v_)) return *j;
     if (auto* o = std::get_if<OwnedJson>(&v_)) return o->get();

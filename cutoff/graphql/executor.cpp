@@ -35,13 +35,14 @@ namespace json = boost::json;
 // children never move while asynchronous resolvers hold pointers to them. Kept small: a
 // response has one node per field and list item.
 struct Node {
-  enum class Kind : std::uint8_t { null_, boolean, int_, float_, string, json, list, object };
+  enum class Kind : std::uint8_t { null_, boolean, int_, float_, string, view, json, list, object };
   Kind kind = Kind::null_;
   bool b = false;
   bool nulled = false;             // list/object: a null reached a non-null position inside it
   bool non_null_position = false;  // this node sits where null is not allowed
   Node* parent = nullptr;          // the list or object holding this node; null for `data`
   std::string_view key;            // the response key, for object members
+  std::string_view view;           // a borrowed string (Data::borrow)
   union {
     std::int64_t i = 0;
     double d;
@@ -67,6 +68,7 @@ void Serialize(const Node& n, std::string& out) {
     case Node::Kind::int_: AppendInt(out, n.i); return;
     case Node::Kind::float_: append_js_number(out, n.d); return;
     case Node::Kind::string: append_json_string(out, n.s); return;
+    case Node::Kind::view: append_json_string(out, n.view); return;
     case Node::Kind::json: out += n.s; return;
     case Node::Kind::list:
       out.push_back('[');
@@ -612,14 +614,21 @@ class Execution {
     return nullptr;
   }
 
-  void CompleteLeaf(const Type& t, const FieldGroup& g, const Data& data, Node* slot) {
+  void CompleteLeaf(const Type& t, const FieldGroup& g, Data& data, Node* slot) {
     // Fast paths for the built-in scalars from plain values.
     const auto& s = data.storage();
     if (t.kind == TypeKind::scalar) {
-      if (t.name == "String" && s.index() == 4) {
-        slot->kind = Node::Kind::string;
-        slot->s = std::get<std::string>(s);
-        return;
+      if (t.name == "String" || t.name == "ID") {
+        if (s.index() == 4) {
+          slot->kind = Node::Kind::string;
+          slot->s = std::move(std::get<std::string>(data.mutable_storage()));
+          return;
+        }
+        if (s.index() == 10) {
+          slot->kind = Node::Kind::view;
+          slot->view = std::get<std::string_view>(s);
+          return;
+        }
       }
       if (t.name == "Int" && s.index() == 2) {
         const std::int64_t v = std::get<std::int64_t>(s);

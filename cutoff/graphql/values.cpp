@@ -35,6 +35,11 @@ std::string InspectData(const Data& d) {
     }
     case 6: return "{}";
     case 7: return "[...]";
+    case 10: {
+      std::string out;
+      append_json_string(out, std::get<std::string_view>(s));
+      return out;
+    }
   }
   return "?";
 }
@@ -332,6 +337,7 @@ std::optional<json::value> serialize_leaf(const Data& data, const Type& type, st
       case 2: owned = std::get<std::int64_t>(s); break;
       case 3: owned = std::get<double>(s); break;
       case 4: owned = json::string(std::get<std::string>(s)); break;
+      case 10: owned = json::string(std::get<std::string_view>(s)); break;
       default:
         *error = type.name + " cannot represent value: " + InspectData(data);
         return std::nullopt;
