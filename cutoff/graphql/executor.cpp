@@ -618,7 +618,7 @@ class Execution {
     // Fast paths for the built-in scalars from plain values.
     const auto& s = data.storage();
     if (t.kind == TypeKind::scalar) {
-      if (t.name == "String" || t.name == "ID") {
+      if (t.builtin == BuiltinScalar::string || t.builtin == BuiltinScalar::id) {
         if (s.index() == 4) {
           slot->kind = Node::Kind::string;
           slot->s = std::move(std::get<std::string>(data.mutable_storage()));
@@ -630,7 +630,7 @@ class Execution {
           return;
         }
       }
-      if (t.name == "Int" && s.index() == 2) {
+      if (t.builtin == BuiltinScalar::int_ && s.index() == 2) {
         const std::int64_t v = std::get<std::int64_t>(s);
         if (v >= INT32_MIN && v <= INT32_MAX) {
           slot->kind = Node::Kind::int_;
@@ -638,7 +638,7 @@ class Execution {
           return;
         }
       }
-      if (t.name == "Float" && s.index() == 3 && std::isfinite(std::get<double>(s))) {
+      if (t.builtin == BuiltinScalar::float_ && s.index() == 3 && std::isfinite(std::get<double>(s))) {
         slot->kind = Node::Kind::float_;
         slot->d = std::get<double>(s);
         return;

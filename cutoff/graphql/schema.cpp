@@ -385,6 +385,13 @@ class SchemaBuilder {
       t->name = std::string(def.name);
       t->description = def.description;
       t->kind = KindOf(def.kind);
+      if (t->kind == TypeKind::scalar) {
+        if (t->name == "Int") t->builtin = BuiltinScalar::int_;
+        else if (t->name == "Float") t->builtin = BuiltinScalar::float_;
+        else if (t->name == "String") t->builtin = BuiltinScalar::string;
+        else if (t->name == "Boolean") t->builtin = BuiltinScalar::boolean;
+        else if (t->name == "ID") t->builtin = BuiltinScalar::id;
+      }
       s_.by_name_[t->name] = t.get();
       s_.types_.push_back(std::move(t));
     }

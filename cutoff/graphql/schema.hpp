@@ -122,8 +122,12 @@ struct ScalarCodec {
 
 using TypeResolver = std::function<const Type*(const Data&, const Schema&)>;
 
+// The built-in scalars, recognised without comparing names on the hot path.
+enum class BuiltinScalar : std::uint8_t { none, int_, float_, string, boolean, id };
+
 struct Type {
   TypeKind kind = TypeKind::scalar;
+  BuiltinScalar builtin = BuiltinScalar::none;
   std::string name;  // empty for list and non-null wrappers
   std::string description;
   std::vector<Field> fields;  // object, interface
