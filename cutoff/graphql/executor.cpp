@@ -114,25 +114,25 @@ struct CacheKeyHash {
   }
 };
 
-// The current response path; keys view the document, so pushing one costs nothing.
-using PathStack = std::vector<std::variant<std::string_view, std::int64_t>>;
-
-std::string PathText(const PathStack& path) {
-  std::string out;
-  for (const auto& seg : path) {
-    if (!out.empty()) out.push_back('.');
-    if (auto* k = std::get_if<std::string_view>(&seg)) out += *k;
-    else out += std::to_string(std::get<std::int64_t>(seg));
+// A node's response path, read from the tree: object members carry their key, list items
+// their position. Only errors and the recorder need it, so the hot path keeps no path stack.
+std::vector<PathSegment> PathOf(const Node* n) {
+  std::vector<PathSegment> out;
+  for (; n && n->parent; n = n->parent) {
+    if (n->parent->kind == Node::Kind::list)
+      out.emplace_back(static_cast<std::int64_t>(n - n->parent->children.data()));
+    else
+      out.emplace_back(std::string(n->key));
   }
-  return out;
+  return {out.rbegin(), out.rend()};
 }
 
-std::vector<PathSegment> ToPath(const PathStack& path) {
-  std::vector<PathSegment> out;
-  out.reserve(path.size());
-  for (const auto& seg : path) {
-    if (auto* k = std::get_if<std::string_view>(&seg)) out.emplace_back(std::string(*k));
-    else out.emplace_back(std::get<std::int64_t>(seg));
+std::string PathText(const Node* n) {
+  std::string out;
+  for (const auto& seg : PathOf(n)) {
+    if (!out.empty()) out.push_back('.');
+    if (auto* k = std::get_if<std::string>(&seg)) out += *k;
+    else out += std::to_string(std::get<std::int64_t>(seg));
   }
   return out;
 }
@@ -186,15 +186,11 @@ class Execution {
         Node& m = root_.children[k];
         m.key = g.key;
         m.parent = &root_;
-        path_.clear();
-        path_.emplace_back(g.key);
         ExecuteField(*root_type, root_data_, g, &m, ctx_);
-        path_.clear();
         co_await WaitForPending();
         if (root_.nulled) break;
       }
     } else {
-      path_.clear();
       ExecuteFields(*root_type, root_data_, fields, &root_, ctx_);
       co_await WaitForPending();
     }
@@ -395,7 +391,7 @@ class Execution {
     if (reason == StopReason::none) reason = StopReason::cancelled;
     if (first_stop_reason_ == StopReason::none) first_stop_reason_ = reason;
     if (options_.recorder)
-      options_.recorder->field_stopped(op_->name, PathText(path_), reason, overshoot);
+      options_.recorder->field_stopped(op_->name, PathText(slot), reason, overshoot);
     const ErrorCodeInfo& i = info(error_code_for(reason));
     if (stop_errors_ >= options_.max_stop_errors) {
       ++suppressed_stop_errors_;
@@ -404,30 +400,30 @@ class Execution {
       return;
     }
     ++stop_errors_;
-    Fail(slot, non_null, GraphQLError{std::string(i.summary), LocationsOf(g), ToPath(path_), std::string(i.graphql_code)});
+    Fail(slot, non_null, GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(slot), std::string(i.graphql_code)});
   }
 
   void FailWith(Node* slot, bool non_null, const FieldGroup& g, std::exception_ptr error, const Context& ctx) {
     try {
       std::rethrow_exception(error);
     } catch (const FieldError& e) {
-      Fail(slot, non_null, GraphQLError{e.message, LocationsOf(g), ToPath(path_), e.code});
+      Fail(slot, non_null, GraphQLError{e.message, LocationsOf(g), PathOf(slot), e.code});
     } catch (const Error& e) {
       if (e.stop_reason() != StopReason::none) {
         FailStopped(slot, non_null, g, e.stop_reason(), Overshoot(ctx));
         return;
       }
-      Fail(slot, non_null, GraphQLError{e.message(), LocationsOf(g), ToPath(path_), std::string(e.info().graphql_code)});
+      Fail(slot, non_null, GraphQLError{e.message(), LocationsOf(g), PathOf(slot), std::string(e.info().graphql_code)});
     } catch (const boost::system::system_error& e) {
       if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) {
         FailStopped(slot, non_null, g, ctx.stop_reason(), Overshoot(ctx));
         return;
       }
-      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), ToPath(path_), {}});
+      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(slot), {}});
     } catch (const std::exception& e) {
-      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), ToPath(path_), {}});
+      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(slot), {}});
     } catch (...) {
-      Fail(slot, non_null, GraphQLError{"Unknown error", LocationsOf(g), ToPath(path_), {}});
+      Fail(slot, non_null, GraphQLError{"Unknown error", LocationsOf(g), PathOf(slot), {}});
     }
   }
 
@@ -449,9 +445,7 @@ class Execution {
       Node& m = obj->children[k];
       m.key = g.key;
       m.parent = obj;
-      path_.emplace_back(g.key);
       ExecuteField(type, parent, g, &m, ctx);
-      path_.pop_back();
       if (obj->nulled) break;  // a non-null field failed: its siblings are not started
     }
   }
@@ -523,7 +517,7 @@ class Execution {
     std::string error;
     json::object args = CoerceArguments(*def, *g.nodes[0], &error);
     if (!error.empty()) {
-      Fail(slot, non_null, GraphQLError{error, LocationsOf(g), ToPath(path_), {}});
+      Fail(slot, non_null, GraphQLError{error, LocationsOf(g), PathOf(slot), {}});
       return;
     }
     if (def->async) {
@@ -559,7 +553,7 @@ class Execution {
         const Selection& f = *g.nodes[0];
         Fail(slot, true,
              GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." + std::string(f.name) + ".",
-                          LocationsOf(g), ToPath(path_), {}});
+                          LocationsOf(g), PathOf(slot), {}});
       } else {
         slot->kind = Node::Kind::null_;
       }
@@ -580,14 +574,14 @@ class Execution {
                                 "\". Either the \"" + t.name +
                                 "\" type should provide a \"resolveType\" function or each possible type should "
                                 "provide an \"isTypeOf\" function.",
-                            LocationsOf(g), ToPath(path_), {}});
+                            LocationsOf(g), PathOf(slot), {}});
           return;
         }
         if (!schema_.is_possible_type(t, *object_type)) {
           Fail(slot, non_null,
                GraphQLError{"Runtime Object type \"" + object_type->name + "\" is not a possible type for \"" + t.name +
                                 "\".",
-                            LocationsOf(g), ToPath(path_), {}});
+                            LocationsOf(g), PathOf(slot), {}});
           return;
         }
         CompleteObject(*object_type, g, data, slot, ctx);
@@ -647,7 +641,7 @@ class Execution {
     std::string error;
     std::optional<json::value> v = serialize_leaf(data, t, &error);
     if (!v) {
-      Fail(slot, slot->non_null_position, GraphQLError{error, LocationsOf(g), ToPath(path_), {}});
+      Fail(slot, slot->non_null_position, GraphQLError{error, LocationsOf(g), PathOf(slot), {}});
       return;
     }
     switch (v->kind()) {
@@ -678,7 +672,7 @@ class Execution {
       Fail(slot, true,
            GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." +
                             std::string(g.nodes[0]->name) + ".",
-                        LocationsOf(g), ToPath(path_), {}});
+                        LocationsOf(g), PathOf(slot), {}});
   }
 
   void CompleteObject(const Type& object_type, const FieldGroup& g, const Data& data, Node* slot, const Context& ctx) {
@@ -703,7 +697,7 @@ class Execution {
       Fail(slot, slot->non_null_position,
            GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName(slot) + "." +
                             std::string(g.nodes[0]->name) + "\".",
-                        LocationsOf(g), ToPath(path_), {}});
+                        LocationsOf(g), PathOf(slot), {}});
       return;
     }
     const std::size_t n = items ? items->size() : jitems->size();
@@ -713,9 +707,7 @@ class Execution {
       Node* item = &slot->children[k];
       item->parent = slot;
       item->non_null_position = item_non_null;
-      path_.emplace_back(static_cast<std::int64_t>(k));
       Complete(item_type, g, items ? std::move((*items)[k]) : Data::json(&(*jitems)[k]), item, ctx);
-      path_.pop_back();
       if (slot->nulled) break;
     }
   }
@@ -729,7 +721,6 @@ class Execution {
     Node* slot;
     Context ctx;  // the field's context (capped by @budget, or the operation's)
     json::object args;
-    PathStack path;
     const Type* type;  // what the produced value completes as (the field's or a list item's type)
     std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
     asio::cancellation_signal signal;
@@ -748,7 +739,6 @@ class Execution {
     task->slot = slot;
     task->ctx = fctx;
     task->args = std::move(args);
-    task->path = path_;
     task->type = type;
     task->produce = std::move(produce);
     task->index = in_flight_.size();
@@ -786,7 +776,6 @@ class Execution {
     last->index = task.index;
     in_flight_.pop_back();
 
-    path_ = std::move(task.path);
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     const FieldGroup& g = *task.group;
@@ -796,7 +785,6 @@ class Execution {
     else
       Complete(*task.type, g, std::move(result), task.slot, task.ctx);
     current_parent_type_ = saved;
-    path_.clear();
     if (--pending_ == 0 && done_) done_->cancel();
   }
 
@@ -835,7 +823,6 @@ class Execution {
   std::vector<Task*> in_flight_;
   Node root_;
   Data root_data_;
-  PathStack path_;
   const Type* current_parent_type_ = nullptr;
   std::vector<GraphQLError> errors_;
   std::size_t stop_errors_ = 0;
