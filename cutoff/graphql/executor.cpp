@@ -726,6 +726,7 @@ class Execution {
     asio::cancellation_signal signal;
     std::size_t index = 0;  // in in_flight_
     std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
+    std::optional<FieldContext> fc;
     bool done = false;
   };
 
@@ -752,19 +753,24 @@ class Execution {
       });
     }
     ++pending_;
-    asio::co_spawn(executor_, RunResolver(task),
+    // The resolver's own coroutine is spawned directly; its FieldContext lives in the task.
+    asio::awaitable<Data> work;
+    try {
+      if (task->produce) {
+        work = (*task->produce)();
+      } else {
+        task->fc.emplace(FieldContext{task->ctx, task->parent, task->args, *g.def, *task->parent_type, schema_,
+                                      variables_, *g.nodes[0]});
+        work = g.def->async(*task->fc);
+      }
+    } catch (...) {
+      FinishAsync(*task, std::current_exception(), Data());
+      return;
+    }
+    asio::co_spawn(executor_, std::move(work),
                    asio::bind_cancellation_slot(task->signal.slot(), [task](std::exception_ptr e, Data result) {
                      task->ex->FinishAsync(*task, e, std::move(result));
                    }));
-  }
-
-  static asio::awaitable<Data> RunResolver(std::shared_ptr<Task> task) {
-    if (task->produce) co_return co_await (*task->produce)();
-    Execution& ex = *task->ex;
-    const FieldGroup& g = *task->group;
-    FieldContext fc{task->ctx, task->parent, task->args, *g.def, *task->parent_type, ex.schema_, ex.variables_,
-                    *g.nodes[0]};
-    co_return co_await g.def->async(fc);
   }
 
   void FinishAsync(Task& task, std::exception_ptr error, Data result) {
