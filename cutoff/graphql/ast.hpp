@@ -91,6 +91,10 @@ struct Selection {
   std::vector<Argument> arguments;  // field
   std::vector<Directive> directives;
   SelectionSet selection_set;  // field (may be empty) and inline fragment
+  // Where the parts start, for error locations (graphql-js points at them).
+  Location name_loc;            // field name (after any alias), spread fragment name
+  Location type_condition_loc;  // inline fragment with a type condition
+  Location selection_set_loc;   // the "{" of a non-empty selection set
 
   std::string_view response_key() const { return alias.empty() ? name : alias; }
 };
@@ -104,6 +108,7 @@ struct VariableDefinition {
   TypeRef type;
   std::optional<Value> default_value;
   std::vector<Directive> directives;
+  Location name_loc;  // the name after "$"
 };
 
 struct OperationDefinition {
@@ -113,6 +118,7 @@ struct OperationDefinition {
   std::vector<VariableDefinition> variables;
   std::vector<Directive> directives;
   SelectionSet selection_set;
+  Location name_loc;
 };
 
 struct FragmentDefinition {
@@ -121,6 +127,8 @@ struct FragmentDefinition {
   Location loc;
   std::vector<Directive> directives;
   SelectionSet selection_set;
+  Location name_loc;
+  Location type_condition_loc;
 };
 
 // ---- type-system definitions ---------------------------------------------------------------------

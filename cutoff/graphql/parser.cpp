@@ -175,22 +175,25 @@ class Lexer {
 
  private:
   Location LocAt(std::size_t pos) {
-    // Advance the line bookkeeping to `pos` (tokens are read in order).
+    // Advance the line and column bookkeeping to `pos`. Positions come in order, so the work
+    // is linear in the document, even for one very long line.
+    if (pos < scan_) {  // not expected; recount the column from the line's start
+      scan_ = line_start_;
+      column_ = 1;
+    }
     while (scan_ < pos) {
       const unsigned char c = static_cast<unsigned char>(src_[scan_]);
       if (c == '\n' || (c == '\r' && (scan_ + 1 >= src_.size() || src_[scan_ + 1] != '\n'))) {
         ++line_;
         line_start_ = scan_ + 1;
+        column_ = 1;
+      } else {
+        if ((c & 0xC0) != 0x80) ++column_;  // a code point starts here
+        if (c >= 0xF0) ++column_;           // outside the BMP: two UTF-16 units
       }
       ++scan_;
     }
-    std::uint32_t col = 1;
-    for (std::size_t i = line_start_; i < pos; ++i) {
-      const unsigned char c = static_cast<unsigned char>(src_[i]);
-      if ((c & 0xC0) != 0x80) ++col;  // a code point starts here
-      if (c >= 0xF0) ++col;           // outside the BMP: two UTF-16 units
-    }
-    return Location{line_, col};
+    return Location{line_, column_};
   }
 
   void SkipIgnored() {
@@ -366,6 +369,7 @@ class Lexer {
   std::size_t scan_ = 0;
   std::size_t line_start_ = 0;
   std::uint32_t line_ = 1;
+  std::uint32_t column_ = 1;  // at scan_
   std::size_t count_ = 0;
   std::size_t max_tokens_;
 };
@@ -480,12 +484,16 @@ class Parser {
     op.type = kw == "mutation" ? OperationType::mutation
               : kw == "subscription" ? OperationType::subscription
                                      : OperationType::query;
-    if (Peek(Tok::name)) op.name = ParseName();
+    if (Peek(Tok::name)) {
+      op.name_loc = tok_.loc;
+      op.name = ParseName();
+    }
     if (Skip(Tok::paren_l)) {
       do {
         VariableDefinition v;
         v.loc = tok_.loc;
         Expect(Tok::dollar);
+        v.name_loc = tok_.loc;
         v.name = ParseName();
         Expect(Tok::colon);
         v.type = ParseType();
@@ -504,8 +512,10 @@ class Parser {
     f.loc = tok_.loc;
     ExpectKeyword("fragment");
     if (PeekName("on")) Unexpected();
+    f.name_loc = tok_.loc;
     f.name = ParseName();
     ExpectKeyword("on");
+    f.type_condition_loc = tok_.loc;
     f.type_condition = ParseName();
     f.directives = ParseDirectives(false);
     f.selection_set = ParseSelectionSet();
@@ -528,6 +538,7 @@ class Parser {
     if (Skip(Tok::spread)) {
       if (Peek(Tok::name) && !PeekName("on")) {
         s.kind = Selection::Kind::fragment_spread;
+        s.name_loc = tok_.loc;
         s.name = ParseName();
         s.directives = ParseDirectives(false);
         return s;
@@ -535,23 +546,30 @@ class Parser {
       s.kind = Selection::Kind::inline_fragment;
       if (PeekName("on")) {
         Advance();
+        s.type_condition_loc = tok_.loc;
         s.type_condition = ParseName();
       }
       s.directives = ParseDirectives(false);
+      s.selection_set_loc = tok_.loc;
       s.selection_set = ParseSelectionSet();
       return s;
     }
     s.kind = Selection::Kind::field;
+    s.name_loc = tok_.loc;
     std::string_view first = ParseName();
     if (Skip(Tok::colon)) {
       s.alias = first;
+      s.name_loc = tok_.loc;
       s.name = ParseName();
     } else {
       s.name = first;
     }
     s.arguments = ParseArguments(false);
     s.directives = ParseDirectives(false);
-    if (Peek(Tok::brace_l)) s.selection_set = ParseSelectionSet();
+    if (Peek(Tok::brace_l)) {
+      s.selection_set_loc = tok_.loc;
+      s.selection_set = ParseSelectionSet();
+    }
     return s;
   }
 

@@ -2,8 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace cutoff::graphql {
 namespace {
+
+// Time bounds catch super-linear blowups, which are orders of magnitude; unoptimised and
+// sanitised builds run about ten times slower.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__OPTIMIZE__)
+constexpr int kSlowdown = 10;
+#else
+constexpr int kSlowdown = 1;
+#endif
 
 std::unique_ptr<Document> Parse(const std::string& src) {
   ParseResult r = parse(src);
@@ -68,6 +78,24 @@ TEST(Parser, OperationsVariablesFragments) {
   EXPECT_EQ(args[2].value.fields[1].value.kind, Value::Kind::null);
   ASSERT_EQ(doc->fragments.size(), 1u);
   EXPECT_EQ(doc->fragments[0].type_condition, "Item");
+}
+
+TEST(Parser, RecordsWhereNamesAndTypeConditionsStart) {
+  auto doc = Parse("query Q($ id: ID) { a: item { ...Parts ... on Widget { size } } }\nfragment Parts on Item { id }");
+  const auto& op = doc->operations[0];
+  EXPECT_EQ(op.name_loc, (Location{1, 7}));
+  EXPECT_EQ(op.variables[0].loc, (Location{1, 9}));
+  EXPECT_EQ(op.variables[0].name_loc, (Location{1, 11}));
+  const Selection& item = op.selection_set[0];
+  EXPECT_EQ(item.loc, (Location{1, 21}));
+  EXPECT_EQ(item.name_loc, (Location{1, 24}));
+  EXPECT_EQ(item.selection_set_loc, (Location{1, 29}));
+  EXPECT_EQ(item.selection_set[0].name_loc, (Location{1, 34}));
+  EXPECT_EQ(item.selection_set[1].type_condition_loc, (Location{1, 47}));
+  EXPECT_EQ(item.selection_set[1].selection_set_loc, (Location{1, 54}));
+  const auto& f = doc->fragments[0];
+  EXPECT_EQ(f.name_loc, (Location{2, 10}));
+  EXPECT_EQ(f.type_condition_loc, (Location{2, 19}));
 }
 
 TEST(Parser, StringEscapesAndBlockStrings) {
@@ -172,6 +200,19 @@ TEST(Parser, TokenLimit) {
   ParseResult r = parse(many, small);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error->message.find("too large"), std::string::npos);
+}
+
+TEST(Parser, OneLongLineParsesInLinearTime) {
+  std::string doc = "{";
+  while (doc.size() < 2 * 1024 * 1024) doc += " field";
+  doc += " ? }";
+  ParseOptions options;
+  options.max_tokens = 1'000'000;
+  const auto start = std::chrono::steady_clock::now();
+  ParseResult r = parse(doc, options);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(kSlowdown));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->locations[0], (Location{1, static_cast<std::uint32_t>(doc.size() - 2)}));
 }
 
 TEST(Parser, DocumentsMoveWithoutDanglingNames) {
