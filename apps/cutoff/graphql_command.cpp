@@ -21,6 +21,7 @@
 #include "cutoff/graphql/executor.hpp"
 #include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/parser.hpp"
+#include "cutoff/graphql/validation.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -72,6 +73,8 @@ int RunExec(const ExecOptions& opts) {
   gql::ParseResult parsed = gql::parse(query);
   if (!parsed.ok()) {
     response.errors.push_back(*parsed.error);
+  } else if (auto errors = gql::validate(*built.schema, *parsed.document); !errors.empty()) {
+    response.errors = std::move(errors);
   } else {
     gql::Request req;
     req.document = parsed.document.get();
