@@ -37,12 +37,12 @@ bench: build
 asan: bootstrap
 	@cmake --preset asan-ubsan $(CMAKE_FLAGS) >/dev/null
 	@cmake --build --preset asan-ubsan
-	@ctest --preset asan-ubsan -j $(CTEST_JOBS)
+	@CUTOFF_TEST_TIME_SCALE=3 ctest --preset asan-ubsan -j $(CTEST_JOBS)
 
 tsan: bootstrap
 	@cmake --preset tsan $(CMAKE_FLAGS) >/dev/null
 	@cmake --build --preset tsan
-	@ctest --preset tsan -j $(CTEST_JOBS)
+	@CUTOFF_TEST_TIME_SCALE=5 ctest --preset tsan -j $(CTEST_JOBS)
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

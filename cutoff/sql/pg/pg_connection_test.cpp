@@ -15,6 +15,7 @@
 #include "cutoff/testing/postgres.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/tcp_proxy.hpp"
+#include "cutoff/testing/time_scale.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -366,7 +367,7 @@ TEST_F(Pg, StopWhileSendingClosesTheConnectionAndWritesNothing) {
     const auto took = Clock::now() - start;
     proxy.pause_upstream(false);
     EXPECT_EQ(code, ErrorCode::deadline_exceeded);
-    EXPECT_LT(took, 600ms);
+    EXPECT_LT(took, 600ms * cutoff::testing::TimeScale());
     EXPECT_FALSE(conn->reusable());
     co_await Sleep(100ms);
     Result n = co_await setup->execute(Context(), "select count(*) from " + table, {});

@@ -1,0 +1,21 @@
+// Test support: how much slower than normal this build runs. Timing assertions multiply their
+// margins by it. Set CUTOFF_TEST_TIME_SCALE (the Makefile's asan and tsan targets do: process
+// start-up and instrumented code are several times slower there); default 1.
+//
+//   EXPECT_LT(took, 600ms * cutoff::testing::TimeScale());
+#ifndef CUTOFF_TESTING_TIME_SCALE_HPP_
+#define CUTOFF_TESTING_TIME_SCALE_HPP_
+
+#include <cstdlib>
+
+namespace cutoff::testing {
+
+inline int TimeScale() {
+  const char* v = std::getenv("CUTOFF_TEST_TIME_SCALE");
+  const int scale = v ? std::atoi(v) : 1;
+  return scale > 0 ? scale : 1;
+}
+
+}  // namespace cutoff::testing
+
+#endif  // CUTOFF_TESTING_TIME_SCALE_HPP_
