@@ -2,7 +2,7 @@
 // Differential test: runs every case under cases/ through the graphql-js
 // reference (runner.mjs) and through `cutoff graphql exec`, and compares.
 //
-//   node tests/graphql/diff/compare.mjs [--cutoff PATH] [--only SUBSTRING]
+//   node tests/graphql/diff/compare.mjs [--cutoff PATH] [--cases DIR] [--only SUBSTRING]
 //        [--reference-only] [--jobs N] [--verbose] [--print-reference]
 //        [--spawn-runner]
 //
@@ -34,12 +34,12 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..', '..');
-const casesDir = join(here, 'cases');
+let casesDir = join(here, 'cases');
 const runnerPath = join(here, 'runner.mjs');
 const TIMEOUT_MS = 20000;
 
 const USAGE =
-  'usage: compare.mjs [--cutoff PATH] [--only SUBSTRING] [--reference-only] [--jobs N] ' +
+  'usage: compare.mjs [--cutoff PATH] [--cases DIR] [--only SUBSTRING] [--reference-only] [--jobs N] ' +
   '[--verbose] [--print-reference] [--spawn-runner]';
 
 function usage(msg) {
@@ -64,6 +64,7 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === '--cutoff') opts.cutoff = resolve(next());
+    else if (a === '--cases') casesDir = resolve(next());
     else if (a === '--only') opts.only = next();
     else if (a === '--reference-only') opts.referenceOnly = true;
     else if (a === '--jobs') {

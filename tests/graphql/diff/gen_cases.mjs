@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // (Re)generates tests/graphql/diff/cases/ deterministically.
 //
-//   node tests/graphql/diff/gen_cases.mjs
+//   node tests/graphql/diff/gen_cases.mjs [--out DIR]      # default: tests/graphql/diff/cases
 //
 // Every case is a directory cases/<name>/ holding schema.graphql, fixture.json,
 // query.graphql and optionally variables.json and options.json
@@ -24,7 +24,9 @@ import { fileURLToPath } from 'node:url';
 import { parse, print } from 'graphql';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const casesDir = join(here, 'cases');
+// --out DIR writes the cases there instead (the test suite generates them into the build tree).
+const outFlag = process.argv.indexOf('--out');
+const casesDir = outFlag > 0 && process.argv[outFlag + 1] ? process.argv[outFlag + 1] : join(here, 'cases');
 
 const cases = new Map();
 
