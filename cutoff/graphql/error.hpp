@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "cutoff/core/json_text.hpp"
 #include "cutoff/graphql/ast.hpp"
 
 namespace cutoff::graphql {
@@ -28,8 +29,7 @@ struct GraphQLError {
   void append_json(std::string& out) const;
 };
 
-// Appends `s` as a JSON string literal.
-void append_json_string(std::string& out, std::string_view s);
+using cutoff::append_json_string;
 
 }  // namespace cutoff::graphql
 

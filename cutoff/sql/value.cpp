@@ -5,31 +5,10 @@
 #include <cstdio>
 
 #include "cutoff/core/error.hpp"
+#include "cutoff/core/json_text.hpp"
 
 namespace cutoff::sql {
 namespace {
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 void AppendBase64(std::string& out, std::string_view bytes) {
   static constexpr char kAlphabet[] =
@@ -80,7 +59,7 @@ void Value::append_json(std::string& out) const {
       out.append(buf, r.ptr);
     }
   } else if (auto* s = if_text()) {
-    AppendJsonString(out, *s);
+    append_json_string(out, *s);
   } else {
     out.push_back('"');
     AppendBase64(out, if_blob()->bytes);
@@ -137,7 +116,7 @@ std::string Row::to_json() const {
   std::string out = "{";
   for (std::size_t i = 0; i < values_.size(); ++i) {
     if (i) out.push_back(',');
-    AppendJsonString(out, name_of(i));
+    append_json_string(out, name_of(i));
     out.push_back(':');
     values_[i].append_json(out);
   }

@@ -68,6 +68,17 @@ class PgCommit : public ::testing::Test {
   std::string table_;
 };
 
+// What an awaited operation threw (null: nothing).
+template <typename T>
+asio::awaitable<std::exception_ptr> Catch(asio::awaitable<T> op) {
+  try {
+    co_await std::move(op);
+  } catch (...) {
+    co_return std::current_exception();
+  }
+  co_return nullptr;
+}
+
 ErrorCode CodeOf(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
@@ -98,12 +109,7 @@ TEST_F(PgCommit, StopBeforeCommitIsSafeAndRollsBack) {
     auto tx = co_await Transaction::begin(*conn, ctx);
     co_await tx.execute(ctx, Insert(), {});
     source.request_stop(StopReason::deadline_exceeded);
-    std::exception_ptr failure;
-    try {
-      co_await tx.commit(ctx);
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    std::exception_ptr failure = co_await Catch(tx.commit(ctx));
     EXPECT_EQ(CodeOf(failure), ErrorCode::deadline_exceeded);
     EXPECT_EQ(tx.phase(), CommitPhase::rolled_back);
     EXPECT_EQ(co_await Rows(), 0);
@@ -117,12 +123,7 @@ TEST_F(PgCommit, StopWhileExecutingInsideTransactionIsSafe) {
     Context ctx = Context().with_timeout(100ms);
     auto tx = co_await Transaction::begin(*conn, ctx);
     co_await tx.execute(ctx, Insert(), {});
-    std::exception_ptr failure;
-    try {
-      co_await tx.execute(ctx, "select pg_sleep(5)", {});
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    std::exception_ptr failure = co_await Catch(tx.execute(ctx, "select pg_sleep(5)", {}));
     co_await tx.rollback();
     EXPECT_EQ(CodeOf(failure), ErrorCode::deadline_exceeded);
     EXPECT_EQ(co_await Rows(), 0);
@@ -141,12 +142,7 @@ TEST_F(PgCommit, StopWhileCommitInFlightIsAmbiguousAndTheCommitIsNotCancelled) {
       source.request_stop(StopReason::cancelled);
     });
     const std::uint64_t cancels_before = postgresql_cancels_sent();
-    std::exception_ptr failure;
-    try {
-      co_await tx.commit(ctx);
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    std::exception_ptr failure = co_await Catch(tx.commit(ctx));
     stopper.join();
     EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
     EXPECT_EQ(tx.phase(), CommitPhase::committed);  // what we know: it did commit
@@ -171,12 +167,7 @@ TEST_F(PgCommit, ConnectionDroppedDuringCommitIsAmbiguous) {
           co_await killer->execute(Context(), "select pg_terminate_backend($1::int)", victim);
         },
         asio::detached);
-    std::exception_ptr failure;
-    try {
-      co_await tx.commit(ctx);
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    std::exception_ptr failure = co_await Catch(tx.commit(ctx));
     EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
     EXPECT_EQ(tx.phase(), CommitPhase::unknown);
     EXPECT_FALSE(conn->reusable());
@@ -211,12 +202,7 @@ TEST_F(PgCommit, DeadlineDuringCommitIsAmbiguousNeverSafe) {
     Context ctx = Context().with_timeout(200ms);
     auto tx = co_await Transaction::begin(*conn, ctx);
     co_await tx.execute(ctx, Insert(), {});
-    std::exception_ptr failure;
-    try {
-      co_await tx.commit(ctx);
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    std::exception_ptr failure = co_await Catch(tx.commit(ctx));
     EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
     EXPECT_EQ(tx.phase(), CommitPhase::committed);
     EXPECT_EQ(co_await Rows(), 1);
@@ -245,12 +231,7 @@ TEST_F(PgCommit, StopDuringACommitTheServerRejectedIsSafe) {
       std::this_thread::sleep_for(150ms);
       source.request_stop(StopReason::cancelled);
     });
-    std::exception_ptr failure;
-    try {
-      co_await tx.commit(ctx);
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    std::exception_ptr failure = co_await Catch(tx.commit(ctx));
     stopper.join();
     EXPECT_EQ(CodeOf(failure), ErrorCode::cancelled);
     EXPECT_EQ(tx.phase(), CommitPhase::rolled_back);
@@ -266,12 +247,7 @@ TEST_F(PgCommit, ReadOnlyTransactionIsEnforcedAndNeverAmbiguous) {
     auto conn = co_await open_postgresql(Context(), opts_);
     auto [ctx, source] = Context().with_cancel();
     auto tx = co_await Transaction::begin(*conn, ctx, AccessMode::read_only);
-    std::exception_ptr failure;
-    try {
-      co_await tx.execute(ctx, Insert(), {});
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    std::exception_ptr failure = co_await Catch(tx.execute(ctx, Insert(), {}));
     EXPECT_EQ(CodeOf(failure), ErrorCode::invalid_argument);  // 25006 read_only_sql_transaction
     co_await tx.rollback();
     auto tx2 = co_await Transaction::begin(*conn, ctx, AccessMode::read_only);
