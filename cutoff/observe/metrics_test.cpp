@@ -1,0 +1,87 @@
+#include "cutoff/observe/metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+namespace cutoff::observe {
+namespace {
+
+TEST(Metrics, CountersGaugesAndLabels) {
+  Registry r;
+  auto& hits = r.counter("cutoff_deadline_exceeded_total", "Work cut by its deadline.", {"operation", "path"});
+  hits.with({"GetItem", "item.stock"}).inc();
+  hits.with({"GetItem", "item.stock"}).inc(2);
+  hits.with({"GetItem", "item.stock"}).inc(-5);  // ignored: counters only go up
+  hits.with({"Other", "a\"b\\c\nd"}).inc();
+  auto& in_use = r.gauge("cutoff_pool_in_use", "Connections leased.", {"pool"});
+  in_use.with({"main"}).set(3);
+  in_use.with({"main"}).add(-1);
+  EXPECT_EQ(r.expose(),
+            "# HELP cutoff_deadline_exceeded_total Work cut by its deadline.\n"
+            "# TYPE cutoff_deadline_exceeded_total counter\n"
+            "cutoff_deadline_exceeded_total{operation=\"GetItem\",path=\"item.stock\"} 3\n"
+            "cutoff_deadline_exceeded_total{operation=\"Other\",path=\"a\\\"b\\\\c\\nd\"} 1\n"
+            "# HELP cutoff_pool_in_use Connections leased.\n"
+            "# TYPE cutoff_pool_in_use gauge\n"
+            "cutoff_pool_in_use{pool=\"main\"} 2\n");
+}
+
+TEST(Metrics, Histograms) {
+  Registry r;
+  auto& h = r.histogram("cutoff_overshoot_seconds", "Stop requested to work returned.", {}, {0.25, 1, 4});
+  for (double v : {0.125, 0.25, 0.5, 8.0}) h.with({}).observe(v);
+  EXPECT_EQ(r.expose(),
+            "# HELP cutoff_overshoot_seconds Stop requested to work returned.\n"
+            "# TYPE cutoff_overshoot_seconds histogram\n"
+            "cutoff_overshoot_seconds_bucket{le=\"0.25\"} 2\n"
+            "cutoff_overshoot_seconds_bucket{le=\"1\"} 3\n"
+            "cutoff_overshoot_seconds_bucket{le=\"4\"} 3\n"
+            "cutoff_overshoot_seconds_bucket{le=\"+Inf\"} 4\n"
+            "cutoff_overshoot_seconds_sum 8.875\n"
+            "cutoff_overshoot_seconds_count 4\n");
+  EXPECT_EQ(exponential_buckets(0.001, 2, 3), (std::vector<double>{0.001, 0.002, 0.004}));
+}
+
+TEST(Metrics, RejectsBadNamesAndConflictingRegistrations) {
+  Registry r;
+  EXPECT_THROW(r.counter("1bad", "x"), std::invalid_argument);
+  EXPECT_THROW(r.counter("ok_total", "x", {"__reserved"}), std::invalid_argument);
+  EXPECT_THROW(r.histogram("h", "x", {"le"}, {1}), std::invalid_argument);
+  EXPECT_THROW(r.histogram("h2", "x", {}, {2, 1}), std::invalid_argument);
+  auto& a = r.counter("same_total", "help", {"a"});
+  EXPECT_EQ(&a, &r.counter("same_total", "help", {"a"}));  // registering again returns it
+  EXPECT_THROW(r.counter("same_total", "help", {"b"}), std::invalid_argument);
+  EXPECT_THROW(r.gauge("same_total", "help", {"a"}), std::invalid_argument);
+  EXPECT_THROW(a.with({"x", "y"}), std::invalid_argument);
+}
+
+TEST(Metrics, ConcurrentUpdatesAreNotLost) {
+  Registry r;
+  auto& c = r.counter("c_total", "c").with({});
+  auto& h = r.histogram("h_seconds", "h", {}, {0.5}).with({});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10000; ++i) {
+        c.inc();
+        h.observe(i % 2 ? 1.0 : 0.1);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(c.value(), 40000);
+  EXPECT_EQ(h.snapshot().count, 40000u);
+  EXPECT_EQ(h.snapshot().cumulative[0], 20000u);
+}
+
+TEST(Metrics, ValueFormatting) {
+  EXPECT_EQ(format_value(1), "1");
+  EXPECT_EQ(format_value(0.25), "0.25");
+  EXPECT_EQ(format_value(1.0 / 0.0), "+Inf");
+  EXPECT_EQ(format_value(-1.0 / 0.0), "-Inf");
+  EXPECT_EQ(format_value(std::nan("")), "NaN");
+}
+
+}  // namespace
+}  // namespace cutoff::observe
