@@ -1,0 +1,44 @@
+#include "cutoff/graphql/metrics_recorder.hpp"
+
+#include <chrono>
+
+namespace cutoff::graphql {
+
+MetricsRecorder::MetricsRecorder(observe::Registry& registry)
+    : deadline_exceeded_(registry.counter("cutoff_deadline_exceeded_total",
+                                          "Operations and GraphQL fields cut by their deadline.",
+                                          {"operation", "path"})),
+      stopped_(registry.counter("cutoff_stopped_total", "GraphQL fields cut by any stop, by reason.",
+                                {"operation", "path", "reason"})),
+      overshoot_(registry
+                     .histogram("cutoff_overshoot_seconds", "Time from a stop being requested to the work returning.",
+                                {"layer"}, observe::exponential_buckets(0.0005, 2, 14))
+                     .with({"graphql"})) {}
+
+std::string MetricsRecorder::field_path(std::string_view response_path) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= response_path.size()) {
+    std::size_t end = response_path.find('.', start);
+    if (end == std::string_view::npos) end = response_path.size();
+    const std::string_view seg = response_path.substr(start, end - start);
+    const bool index = !seg.empty() && seg.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!seg.empty() && !index) {
+      if (!out.empty()) out.push_back('.');
+      out.append(seg);
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+void MetricsRecorder::field_stopped(std::string_view operation, std::string_view path, StopReason reason,
+                                    Duration overshoot) {
+  const std::string op = operation.empty() ? std::string("anonymous") : std::string(operation);
+  const std::string field = field_path(path);
+  if (reason == StopReason::deadline_exceeded) deadline_exceeded_.with({op, field}).inc();
+  stopped_.with({op, field, to_string(reason)}).inc();
+  overshoot_.observe(std::chrono::duration<double>(overshoot).count());
+}
+
+}  // namespace cutoff::graphql

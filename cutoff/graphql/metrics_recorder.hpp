@@ -1,0 +1,40 @@
+// MetricsRecorder: reports what the executor cut to the metrics registry.
+//
+//   cutoff::observe::Registry registry;
+//   cutoff::graphql::MetricsRecorder recorder(registry);
+//   ExecutionOptions options{.recorder = &recorder};
+//
+// Each cut field increments cutoff_deadline_exceeded_total{operation, path} (for deadline
+// stops) or cutoff_stopped_total{operation, path, reason} (any stop), and its overshoot goes to
+// cutoff_overshoot_seconds{layer="graphql"}. List indices are dropped from paths
+// ("warehouse.bins.3.stock" is counted as "warehouse.bins.stock") so that a long list does not
+// create a series per item.
+#ifndef CUTOFF_GRAPHQL_METRICS_RECORDER_HPP_
+#define CUTOFF_GRAPHQL_METRICS_RECORDER_HPP_
+
+#include <string>
+#include <string_view>
+
+#include "cutoff/graphql/executor.hpp"
+#include "cutoff/observe/metrics.hpp"
+
+namespace cutoff::graphql {
+
+class MetricsRecorder : public ExecutionRecorder {
+ public:
+  explicit MetricsRecorder(observe::Registry& registry);
+  void field_stopped(std::string_view operation, std::string_view path, StopReason reason,
+                     Duration overshoot) override;
+
+  // "a.3.b.10.c" -> "a.b.c"
+  static std::string field_path(std::string_view response_path);
+
+ private:
+  observe::Family<observe::Counter>& deadline_exceeded_;
+  observe::Family<observe::Counter>& stopped_;
+  observe::Histogram& overshoot_;
+};
+
+}  // namespace cutoff::graphql
+
+#endif  // CUTOFF_GRAPHQL_METRICS_RECORDER_HPP_
