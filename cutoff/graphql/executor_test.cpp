@@ -10,17 +10,14 @@
 
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/sleep.hpp"
 
 namespace cutoff::graphql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-
-asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
-}
+using cutoff::testing::Sleep;
 
 class Exec : public ::testing::Test {
  protected:

@@ -65,20 +65,23 @@ std::optional<double> NumericString(std::string_view s) {
 
 bool InInt32(double d) { return d >= -2147483648.0 && d <= 2147483647.0; }
 
+// The Int rules shared by input coercion and output serialization: a whole number that fits
+// in 32 bits.
+std::optional<json::value> CheckInt(std::optional<double> d, const json::value& shown, std::string* error) {
+  if (!d || !IsIntegral(*d)) {
+    *error = "Int cannot represent non-integer value: " + Inspect(shown);
+    return std::nullopt;
+  }
+  if (!InInt32(*d)) {
+    *error = "Int cannot represent non 32-bit signed integer value: " + Inspect(shown);
+    return std::nullopt;
+  }
+  return json::value(static_cast<std::int64_t>(*d));
+}
+
 std::optional<json::value> CoerceScalarInput(const json::value& v, const Type& type, std::string* error) {
   const std::string& n = type.name;
-  if (n == "Int") {
-    auto d = NumberOf(v);
-    if (!d || !IsIntegral(*d)) {
-      *error = "Int cannot represent non-integer value: " + Inspect(v);
-      return std::nullopt;
-    }
-    if (!InInt32(*d)) {
-      *error = "Int cannot represent non 32-bit signed integer value: " + Inspect(v);
-      return std::nullopt;
-    }
-    return json::value(static_cast<std::int64_t>(*d));
-  }
+  if (n == "Int") return CheckInt(NumberOf(v), v, error);
   if (n == "Float") {
     auto d = NumberOf(v);
     if (!d || !std::isfinite(*d)) {
@@ -354,15 +357,7 @@ std::optional<json::value> serialize_leaf(const Data& data, const Type& type, st
     std::optional<double> d = NumberOf(*v);
     if (v->is_bool()) d = v->get_bool() ? 1 : 0;
     if (v->is_string()) d = NumericString(v->get_string());
-    if (!d || !IsIntegral(*d)) {
-      *error = "Int cannot represent non-integer value: " + Inspect(*v);
-      return std::nullopt;
-    }
-    if (!InInt32(*d)) {
-      *error = "Int cannot represent non 32-bit signed integer value: " + Inspect(*v);
-      return std::nullopt;
-    }
-    return json::value(static_cast<std::int64_t>(*d));
+    return CheckInt(d, *v, error);
   }
   if (n == "Float") {
     std::optional<double> d = NumberOf(*v);

@@ -12,6 +12,7 @@
 
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
 #include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/sleep.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -19,11 +20,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using cutoff::testing::RunSync;
-
-asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
-}
+using cutoff::testing::Sleep;
 
 TEST(Pool, ReusesConnections) {
   Pool pool(sqlite_factory({}), {.max_size = 2});

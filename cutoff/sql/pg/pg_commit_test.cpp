@@ -14,6 +14,7 @@
 #include "cutoff/sql/transaction.hpp"
 #include "cutoff/testing/postgres.hpp"
 #include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/sleep.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -21,11 +22,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using cutoff::testing::RunSync;
-
-asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
-}
+using cutoff::testing::Sleep;
 
 class PgCommit : public ::testing::Test {
  protected:

@@ -14,6 +14,7 @@
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/testing/postgres.hpp"
 #include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/sleep.hpp"
 #include "cutoff/testing/tcp_proxy.hpp"
 #include "cutoff/testing/time_scale.hpp"
 
@@ -23,6 +24,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using cutoff::testing::RunSync;
+using cutoff::testing::Sleep;
 using Clock = std::chrono::steady_clock;
 
 class Pg : public ::testing::Test {
@@ -41,11 +43,6 @@ class Pg : public ::testing::Test {
 std::string UniqueId(const char* prefix) {
   static std::mt19937_64 rng(std::random_device{}());
   return std::string(prefix) + "-" + std::to_string(rng() % 1000000000);
-}
-
-asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
 }
 
 // Statements of `request_id` the server is running right now (the ground truth for zombies).
