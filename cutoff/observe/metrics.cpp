@@ -143,6 +143,7 @@ struct Registry::Entry {
   std::vector<double> bounds;
   std::variant<std::unique_ptr<Family<Counter>>, std::unique_ptr<Family<Gauge>>, std::unique_ptr<Family<Histogram>>>
       family;
+  std::vector<std::pair<std::vector<std::string>, std::function<double()>>> callbacks;
 };
 
 Registry::Registry() = default;
@@ -205,6 +206,27 @@ Family<Histogram>& Registry::histogram(std::string name, std::string help, std::
   return **f;
 }
 
+void Registry::AddCallback(const std::string& type, std::string name, std::string help,
+                           std::vector<std::string> labels, std::vector<std::string> values,
+                           std::function<double()> read) {
+  if (values.size() != labels.size())
+    throw std::invalid_argument("metric " + name + " takes " + std::to_string(labels.size()) + " label values, got " +
+                                std::to_string(values.size()));
+  std::lock_guard lock(mu_);
+  Entry& e = Register(name, type, help, labels, {});
+  e.callbacks.emplace_back(std::move(values), std::move(read));
+}
+
+void Registry::gauge_callback(std::string name, std::string help, std::vector<std::string> labels,
+                              std::vector<std::string> values, std::function<double()> read) {
+  AddCallback("gauge", std::move(name), std::move(help), std::move(labels), std::move(values), std::move(read));
+}
+
+void Registry::counter_callback(std::string name, std::string help, std::vector<std::string> labels,
+                                std::vector<std::string> values, std::function<double()> read) {
+  AddCallback("counter", std::move(name), std::move(help), std::move(labels), std::move(values), std::move(read));
+}
+
 std::string Registry::expose() const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -212,9 +234,15 @@ std::string Registry::expose() const {
     out += "# HELP " + e->name + " ";
     AppendEscaped(out, e->help, false);
     out += "\n# TYPE " + e->name + " " + e->type + "\n";
+    for (const auto& [values, read] : e->callbacks) {
+      out += e->name;
+      AppendLabels(out, e->labels, values);
+      out += " " + format_value(read()) + "\n";
+    }
     std::visit(
         [&](const auto& family) {
           using F = std::decay_t<decltype(*family)>;
+          if (!family) return;  // a callback-only family
           std::lock_guard series_lock(family->mu_);
           for (const auto& [values, metric] : family->series_) {
             if constexpr (std::is_same_v<F, Family<Histogram>>) {

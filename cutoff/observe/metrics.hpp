@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -110,6 +111,15 @@ class Registry {
   Family<Histogram>& histogram(std::string name, std::string help, std::vector<std::string> labels,
                                std::vector<double> bounds);
 
+  // Series whose value is read when the page is exposed, for state that something else
+  // already counts (a pool's connections, its rejections). `read` must stay valid, and be
+  // thread-safe, for as long as the registry exposes it. A family is either callback-based
+  // or updated through with(), not both.
+  void gauge_callback(std::string name, std::string help, std::vector<std::string> labels,
+                      std::vector<std::string> values, std::function<double()> read);
+  void counter_callback(std::string name, std::string help, std::vector<std::string> labels,
+                        std::vector<std::string> values, std::function<double()> read);
+
   // The Prometheus text exposition format (version 0.0.4), families in registration order.
   std::string expose() const;
 
@@ -117,6 +127,8 @@ class Registry {
   struct Entry;
   Entry& Register(const std::string& name, const std::string& type, const std::string& help,
                   const std::vector<std::string>& labels, const std::vector<double>& bounds);
+  void AddCallback(const std::string& type, std::string name, std::string help, std::vector<std::string> labels,
+                   std::vector<std::string> values, std::function<double()> read);
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Entry>> entries_;

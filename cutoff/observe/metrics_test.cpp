@@ -75,6 +75,20 @@ TEST(Metrics, ConcurrentUpdatesAreNotLost) {
   EXPECT_EQ(h.snapshot().cumulative[0], 20000u);
 }
 
+TEST(Metrics, CallbackSeriesAreReadAtExposition) {
+  Registry r;
+  double in_use = 2;
+  r.gauge_callback("cutoff_pool_connections_in_use", "Leased.", {"pool"}, {"main"}, [&] { return in_use; });
+  r.counter_callback("cutoff_pool_rejected_total", "Rejected.", {"pool"}, {"main"}, [] { return 7.0; });
+  in_use = 3;
+  EXPECT_EQ(r.expose(),
+            "# HELP cutoff_pool_connections_in_use Leased.\n# TYPE cutoff_pool_connections_in_use gauge\n"
+            "cutoff_pool_connections_in_use{pool=\"main\"} 3\n"
+            "# HELP cutoff_pool_rejected_total Rejected.\n# TYPE cutoff_pool_rejected_total counter\n"
+            "cutoff_pool_rejected_total{pool=\"main\"} 7\n");
+  EXPECT_THROW(r.gauge_callback("g", "x", {"a"}, {}, [] { return 0.0; }), std::invalid_argument);
+}
+
 TEST(Metrics, ValueFormatting) {
   EXPECT_EQ(format_value(1), "1");
   EXPECT_EQ(format_value(0.25), "0.25");

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 
+#include "cutoff/sql/pool_metrics.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/sleep.hpp"
@@ -162,6 +163,25 @@ TEST(Pool, ManyCallersWithShortDeadlinesNeverLeakOrExceedTheLimit) {
   EXPECT_GT(stopped, 0);
   // The interrupted connections were clean and went back to the pool.
   EXPECT_EQ(s.discarded, 0u);
+}
+
+}  // namespace
+}  // namespace cutoff::sql
+
+namespace cutoff::sql {
+namespace {
+
+TEST(PoolMetrics, ExposesTheLiveState) {
+  Pool pool(sqlite_factory({}), {.max_size = 2});
+  observe::Registry registry;
+  register_pool_metrics(registry, pool, "main");
+  cutoff::testing::RunSync([&]() -> boost::asio::awaitable<void> {
+    auto conn = co_await pool.acquire(Context());
+    const std::string text = registry.expose();
+    EXPECT_NE(text.find("cutoff_pool_connections_in_use{pool=\"main\"} 1"), std::string::npos) << text;
+    EXPECT_NE(text.find("cutoff_pool_rejected_total{pool=\"main\"} 0"), std::string::npos) << text;
+  });
+  EXPECT_NE(registry.expose().find("cutoff_pool_connections_in_use{pool=\"main\"} 0"), std::string::npos);
 }
 
 }  // namespace
