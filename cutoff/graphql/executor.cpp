@@ -14,7 +14,6 @@
 #include <variant>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -552,7 +551,7 @@ class Execution {
       if (non_null) {
         const Selection& f = *g.nodes[0];
         Fail(slot, true,
-             GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." + std::string(f.name) + ".",
+             GraphQLError{"Cannot return null for non-nullable field " + ParentName() + "." + std::string(f.name) + ".",
                           LocationsOf(g), PathOf(slot), {}});
       } else {
         slot->kind = Node::Kind::null_;
@@ -570,7 +569,7 @@ class Execution {
         if (!object_type) {
           Fail(slot, non_null,
                GraphQLError{"Abstract type \"" + t.name + "\" must resolve to an Object type at runtime for field \"" +
-                                ParentName(slot) + "." + std::string(g.nodes[0]->name) +
+                                ParentName() + "." + std::string(g.nodes[0]->name) +
                                 "\". Either the \"" + t.name +
                                 "\" type should provide a \"resolveType\" function or each possible type should "
                                 "provide an \"isTypeOf\" function.",
@@ -593,7 +592,7 @@ class Execution {
 
   // The parent type's name for messages: the nearest object's type is not stored in the tree,
   // so it is tracked while executing.
-  std::string ParentName(const Node*) const { return current_parent_type_ ? current_parent_type_->name : "?"; }
+  std::string ParentName() const { return current_parent_type_ ? current_parent_type_->name : "?"; }
 
   const Type* ResolveAbstract(const Type& abstract, const Data& data) const {
     if (abstract.resolve_type) return abstract.resolve_type(data, schema_);
@@ -670,7 +669,7 @@ class Execution {
     }
     if (slot->kind == Node::Kind::null_ && slot->non_null_position)
       Fail(slot, true,
-           GraphQLError{"Cannot return null for non-nullable field " + ParentName(slot) + "." +
+           GraphQLError{"Cannot return null for non-nullable field " + ParentName() + "." +
                             std::string(g.nodes[0]->name) + ".",
                         LocationsOf(g), PathOf(slot), {}});
   }
@@ -695,7 +694,7 @@ class Execution {
     }
     if (!items && !jitems) {
       Fail(slot, slot->non_null_position,
-           GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName(slot) + "." +
+           GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName() + "." +
                             std::string(g.nodes[0]->name) + "\".",
                         LocationsOf(g), PathOf(slot), {}});
       return;

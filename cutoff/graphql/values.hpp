@@ -24,8 +24,8 @@ namespace cutoff::graphql {
 std::optional<boost::json::value> coerce_input(const boost::json::value& v, const Type& type, std::string* error);
 
 // An argument literal coerced to `type`, reading variables from `variables` (already
-// coerced). nullopt when invalid. `*present` is set false for an unset variable, so the
-// caller can fall back to a default.
+// coerced). nullopt with `*error` set when invalid; nullopt with `*error` empty when the literal
+// is a variable that was not provided, so the caller can fall back to a default.
 std::optional<boost::json::value> coerce_literal(const Value& v, const Type& type, const boost::json::object& variables,
                                                  std::string* error);
 

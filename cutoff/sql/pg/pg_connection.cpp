@@ -323,7 +323,6 @@ class PgConnection final : public Connection {
       budget_value = Value(std::to_string(want));
       queries[n++] = {kBudgetStatement, std::span<const Value>(&budget_value, 1), Query::Type::prepared};
     }
-    const bool budget_sent = budget_bound;
     queries[n++] = {text.c_str(), params};
     Batch batch = co_await RunBatch(ctx, std::span<const Query>(queries, n), Kind::statement);
     if (batch.gave_up) throw StopError(ctx, "gave up waiting for the server; connection closed");
@@ -341,7 +340,7 @@ class PgConnection final : public Connection {
       }
       // A failed statement aborts its transaction, which undoes a SET made in it.
       if (want >= 0 || in_tx_) applied_timeout_ms_ = -1;
-      ThrowResultError(ctx, r, budget_sent);
+      ThrowResultError(ctx, r, budget_bound);
     }
     co_return Result();
   }
