@@ -5,15 +5,12 @@
 namespace cutoff::graphql {
 
 MetricsRecorder::MetricsRecorder(observe::Registry& registry)
-    : deadline_exceeded_(registry.counter("cutoff_deadline_exceeded_total",
-                                          "Operations and GraphQL fields cut by their deadline.",
-                                          {"operation", "path"})),
-      stopped_(registry.counter("cutoff_stopped_total", "GraphQL fields cut by any stop, by reason.",
-                                {"operation", "path", "reason"})),
-      overshoot_(registry
-                     .histogram("cutoff_overshoot_seconds", "Time from a stop being requested to the work returning.",
-                                {"layer"}, observe::exponential_buckets(0.0005, 2, 14))
-                     .with({"graphql"})) {}
+    : MetricsRecorder(observe::DeadlineMetrics(registry)) {}
+
+MetricsRecorder::MetricsRecorder(const observe::DeadlineMetrics& metrics)
+    : deadline_exceeded_(metrics.deadline_exceeded),
+      stopped_(metrics.stopped),
+      overshoot_(metrics.overshoot.with({"graphql"})) {}
 
 std::string MetricsRecorder::field_path(std::string_view response_path) {
   std::string out;

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "cutoff/graphql/executor.hpp"
+#include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/metrics.hpp"
 
 namespace cutoff::graphql {
@@ -23,6 +24,7 @@ namespace cutoff::graphql {
 class MetricsRecorder : public ExecutionRecorder {
  public:
   explicit MetricsRecorder(observe::Registry& registry);
+  explicit MetricsRecorder(const observe::DeadlineMetrics& metrics);
   void field_stopped(std::string_view operation, std::string_view path, StopReason reason,
                      Duration overshoot) override;
 

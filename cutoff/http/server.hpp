@@ -1,0 +1,137 @@
+// An HTTP/1.1 server that binds each request's deadline at entry and stops its handler when
+// the budget runs out, the client goes away or the process shuts down.
+//
+//   boost::asio::io_context io;
+//   cutoff::observe::Registry metrics;
+//   cutoff::http::Server server(io.get_executor(), {.budget = {.max_budget = 10s}, .metrics = &metrics});
+//   server.route("GET", "/stock", [&](const Request& req, const Context& ctx) -> asio::awaitable<Response> {
+//     int n = co_await stock.count(ctx, req.query_param("sku").value_or(""));   // honours ctx
+//     co_return Response::json(200, "{\"count\":" + std::to_string(n) + "}");
+//   }, {.name = "GetStock", .budget = 2s});
+//   server.listen("127.0.0.1", 8080);
+//   server.stop_on_signals(5s);  // SIGINT/SIGTERM: drain for 5 s, then stop with `shutdown`
+//   io.run();
+//
+// What happens to a request:
+// - Limits first: header and body size, a read timeout against slow clients, an idle timeout
+//   between keep-alive requests, a cap on open connections. Violations get a clear 4xx (or 503
+//   at the connection cap) and the connection is closed; the server never dies on a request.
+// - The deadline is bound once: min(route budget, service maximum, every accepted inbound
+//   budget header) (see budget_headers.hpp). Rejected header values are counted and logged,
+//   never used. A budget that is already spent is answered 504 with `Deadline-Expired: 1`
+//   before any handler runs.
+// - While the handler runs the server watches the socket: a client that disconnects stops the
+//   handler's context with `cancelled` within milliseconds. The handler coroutine is cancelled
+//   (Asio terminal) when its context stops, so everything it awaits is aborted.
+// - A handler that throws cutoff::Error is answered with the taxonomy's status and a JSON body
+//   {"error":{"code":..,"message":..,"request_id":..}}; internal details are not sent.
+// - `X-Request-Id` is accepted (or generated) and echoed; `traceparent` is accepted and a
+//   child span is put on the context for outbound calls.
+// - One JSON log line per request (observe::RequestLog) goes to `options.log`.
+// - `/metrics` (Prometheus text) and `/healthz` are served when enabled.
+//
+// Threads: run the io_context on as many threads as you like; each connection runs on its
+// own strand, so a request's coroutine tree never runs on two threads at once.
+#ifndef CUTOFF_HTTP_SERVER_HPP_
+#define CUTOFF_HTTP_SERVER_HPP_
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cutoff/core/clock.hpp"
+#include "cutoff/core/context.hpp"
+#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/http/message.hpp"
+#include "cutoff/http/websocket.hpp"
+
+namespace cutoff {
+class DeadlineTimerService;
+namespace observe {
+class Registry;
+}
+}  // namespace cutoff
+
+namespace cutoff::http {
+
+using Handler = std::function<boost::asio::awaitable<Response>(const Request&, const Context&)>;
+
+// A WebSocket route: runs for the life of the connection. `ctx` has no deadline; it stops with
+// `cancelled` when the peer goes away and with `shutdown` when the server stops.
+using WebSocketHandler = std::function<boost::asio::awaitable<void>(WebSocket&, const Request&, const Context&)>;
+
+struct RouteOptions {
+  std::string name;               // operation name for metrics and logs; default: the path
+  std::optional<Duration> budget;  // the route's declared budget (tightens the caller's)
+  bool bind_deadline = true;      // false: no budget headers, no deadline (e.g. /metrics)
+};
+
+struct ServerLimits {
+  std::size_t max_header_bytes = 16 * 1024;
+  std::size_t max_body_bytes = 1024 * 1024;
+  Duration header_timeout = std::chrono::seconds(10);  // first byte to end of headers
+  Duration body_timeout = std::chrono::seconds(30);
+  Duration idle_timeout = std::chrono::seconds(60);    // between keep-alive requests
+  Duration write_timeout = std::chrono::seconds(30);
+  std::size_t max_connections = 1024;
+  std::size_t max_websocket_message_bytes = 1024 * 1024;
+};
+
+struct ServerOptions {
+  ServerLimits limits;
+  BudgetPolicy budget;
+  // Where /metrics, request counters and deadline outcomes go; null: no metrics.
+  observe::Registry* metrics = nullptr;
+  bool serve_metrics = true;  // GET /metrics (when `metrics` is set)
+  bool serve_health = true;   // GET /healthz
+  // One JSON line per request and occasional warnings; null: discarded.
+  std::function<void(std::string_view line)> log;
+  // Off: handlers get an unbound context and no disconnect watch (benchmark baseline only).
+  bool bind_deadlines = true;
+  // Deadline timers; null: the process-wide service.
+  DeadlineTimerService* timers = nullptr;
+};
+
+class Server {
+ public:
+  Server(boost::asio::any_io_executor executor, ServerOptions options = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Routes match the path exactly. Register before listen().
+  void route(std::string method, std::string path, Handler handler, RouteOptions options = {});
+  // A WebSocket endpoint; `subprotocols` in preference order (empty: any or none).
+  void websocket(std::string path, WebSocketHandler handler, std::vector<std::string> subprotocols = {},
+                 RouteOptions options = {});
+
+  // Binds and starts accepting; returns the bound port (0 picks a free one). Throws
+  // std::system_error when the address cannot be bound.
+  std::uint16_t listen(std::string_view address, std::uint16_t port);
+
+  // Stops accepting and closes idle connections; requests in flight may finish within
+  // `grace`, then their contexts stop with `shutdown` (answered 503). Thread-safe; once only.
+  void shutdown(Duration grace);
+  // Calls shutdown(grace) on the first SIGINT or SIGTERM.
+  void stop_on_signals(Duration grace);
+  // The signal that started the shutdown (0: none).
+  int stop_signal() const noexcept;
+
+  std::size_t open_connections() const noexcept;
+  std::size_t requests_in_flight() const noexcept;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace cutoff::http
+
+#endif  // CUTOFF_HTTP_SERVER_HPP_

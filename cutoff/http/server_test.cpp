@@ -1,0 +1,471 @@
+#include "cutoff/http/server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "cutoff/core/asio.hpp"
+#include "cutoff/observe/metrics.hpp"
+#include "cutoff/testing/sleep.hpp"
+#include "cutoff/testing/time_scale.hpp"
+
+namespace cutoff::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+using cutoff::testing::Sleep;
+using cutoff::testing::TimeScale;
+using Clock = std::chrono::steady_clock;
+
+// A server on its own io_context thread, stopped at the end of the test.
+class ServerFixture : public ::testing::Test {
+ protected:
+  void Start(ServerOptions options = {}) {
+    options.metrics = &registry_;
+    options.log = [this](std::string_view line) {
+      std::lock_guard lock(log_mu_);
+      log_.emplace_back(line);
+    };
+    server_ = std::make_unique<Server>(io_.get_executor(), std::move(options));
+    Routes(*server_);
+    port_ = server_->listen("127.0.0.1", 0);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  virtual void Routes(Server&) {}
+
+  void TearDown() override {
+    if (server_) server_->shutdown(200ms);
+    if (thread_.joinable()) {
+      // The io_context runs out of work once every connection is closed.
+      auto done = std::async(std::launch::async, [this] { thread_.join(); });
+      if (done.wait_for(10s) != std::future_status::ready) {
+        io_.stop();
+        done.wait();
+        ADD_FAILURE() << "the server did not wind down after shutdown";
+      }
+    }
+    server_.reset();
+  }
+
+  std::vector<std::string> Log() {
+    std::lock_guard lock(log_mu_);
+    return log_;
+  }
+
+  tcp::socket Connect() {
+    tcp::socket s(client_io_);
+    s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+    return s;
+  }
+
+  bhttp::response<bhttp::string_body> Send(tcp::socket& s, bhttp::request<bhttp::string_body> req) {
+    req.prepare_payload();
+    bhttp::write(s, req);
+    bhttp::response<bhttp::string_body> res;
+    bhttp::read(s, buffer_, res);
+    return res;
+  }
+
+  bhttp::response<bhttp::string_body> Get(std::string target,
+                                          std::vector<std::pair<std::string, std::string>> headers = {}) {
+    auto s = Connect();
+    bhttp::request<bhttp::string_body> req{bhttp::verb::get, target, 11};
+    req.set(bhttp::field::host, "127.0.0.1");
+    for (auto& [k, v] : headers) req.insert(k, v);
+    return Send(s, std::move(req));
+  }
+
+  // Raw bytes in, raw bytes out until the server closes (or 5 s).
+  std::string Raw(std::string_view bytes) {
+    auto s = Connect();
+    asio::write(s, asio::buffer(bytes.data(), bytes.size()));
+    std::string out;
+    boost::system::error_code ec;
+    char chunk[4096];
+    for (;;) {
+      const auto n = s.read_some(asio::buffer(chunk), ec);
+      if (ec) break;
+      out.append(chunk, n);
+    }
+    return out;
+  }
+
+  double MetricValue(std::string_view series) {
+    const std::string text = registry_.expose();
+    const auto at = text.find(std::string(series) + " ");
+    if (at == std::string::npos) return 0;
+    return std::stod(text.substr(at + series.size() + 1));
+  }
+
+  asio::io_context io_;
+  asio::io_context client_io_;
+  observe::Registry registry_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  std::uint16_t port_ = 0;
+  beast::flat_buffer buffer_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+};
+
+// Records what a handler saw, for the test thread to wait on.
+struct Probe {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false;
+  bool finished = false;
+  StopReason reason = StopReason::none;
+  Clock::time_point stopped_at;
+  Duration remaining{};
+  RequestValues values;
+
+  void Start(const Context& ctx) {
+    std::lock_guard lock(mu);
+    started = true;
+    remaining = ctx.remaining();
+    values = ctx.values();
+    cv.notify_all();
+  }
+  void Finish(StopReason r) {
+    std::lock_guard lock(mu);
+    finished = true;
+    reason = r;
+    stopped_at = Clock::now();
+    cv.notify_all();
+  }
+  bool WaitStarted(std::chrono::milliseconds d = 5s) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, d * TimeScale(), [&] { return started; });
+  }
+  bool WaitFinished(std::chrono::milliseconds d = 5s) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, d * TimeScale(), [&] { return finished; });
+  }
+};
+
+// A handler that waits up to `d` and reports why it ended.
+Handler Sleeper(Probe& probe, std::chrono::milliseconds d) {
+  return [&probe, d](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+    probe.Start(ctx);
+    try {
+      co_await Sleep(d);
+    } catch (...) {
+      probe.Finish(ctx.stop_reason());
+      throw;
+    }
+    probe.Finish(StopReason::none);
+    co_return Response::text(200, "slept\n");
+  };
+}
+
+class BasicServer : public ServerFixture {
+ protected:
+  void Routes(Server& s) override {
+    s.route("GET", "/hello", [](const Request& req, const Context&) -> asio::awaitable<Response> {
+      co_return Response::text(200, "hello " + req.query_param("name").value_or("world") + "\n");
+    });
+    s.route("POST", "/echo", [](const Request& req, const Context&) -> asio::awaitable<Response> {
+      co_return Response::text(200, req.body);
+    });
+    s.route("GET", "/budget", [this](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+      probe_.Start(ctx);
+      co_return Response::text(200, std::to_string(ctx.remaining().count()));
+    }, {.name = "Budget", .budget = 2s});
+    s.route("GET", "/slow", Sleeper(probe_, 10000ms), {.name = "Slow"});
+    s.route("GET", "/overloaded", [](const Request&, const Context&) -> asio::awaitable<Response> {
+      throw Error(ErrorCode::overloaded, "bulkhead full");
+      co_return Response{};
+    });
+    s.route("GET", "/bug", [](const Request&, const Context&) -> asio::awaitable<Response> {
+      throw std::runtime_error("secret detail at 0xdeadbeef");
+      co_return Response{};
+    });
+  }
+  Probe probe_;
+};
+
+TEST_F(BasicServer, ServesRoutesWithKeepAlive) {
+  Start();
+  auto s = Connect();
+  for (int i = 0; i < 3; ++i) {
+    bhttp::request<bhttp::string_body> req{bhttp::verb::get, "/hello?name=ann", 11};
+    auto res = Send(s, std::move(req));
+    EXPECT_EQ(res.result_int(), 200);
+    EXPECT_EQ(res.body(), "hello ann\n");
+    EXPECT_TRUE(res.keep_alive());
+    EXPECT_EQ(res["X-Request-Id"].size(), 16u);
+  }
+  bhttp::request<bhttp::string_body> post{bhttp::verb::post, "/echo", 11};
+  post.body() = "payload";
+  EXPECT_EQ(Send(s, std::move(post)).body(), "payload");
+}
+
+TEST_F(BasicServer, UnknownPathIs404AndWrongMethodIs405) {
+  Start();
+  EXPECT_EQ(Get("/nope").result_int(), 404);
+  auto res = Get("/echo");
+  EXPECT_EQ(res.result_int(), 405);
+  EXPECT_EQ(res["Allow"], "POST");
+}
+
+TEST_F(BasicServer, RequestIdIsKeptWhenValid) {
+  Start();
+  EXPECT_EQ(Get("/hello", {{"X-Request-Id", "req-42"}})["X-Request-Id"], "req-42");
+  EXPECT_NE(Get("/hello", {{"X-Request-Id", "bad id with spaces"}})["X-Request-Id"], "bad id with spaces");
+}
+
+TEST_F(BasicServer, BudgetIsTheTightestOfRouteServiceAndHeaders) {
+  Start({.budget = {.max_budget = 5s, .legacy_ms_headers = {"X-Client-Timeout-Ms"}}});
+  auto remaining_ms = [&](std::vector<std::pair<std::string, std::string>> headers) {
+    auto res = Get("/budget", std::move(headers));
+    EXPECT_EQ(res.result_int(), 200);
+    return std::stoll(res.body()) / 1'000'000;
+  };
+  EXPECT_LE(remaining_ms({}), 2000);  // the route's 2 s
+  EXPECT_GT(remaining_ms({}), 1500);
+  EXPECT_LE(remaining_ms({{"Deadline-Budget-Ms", "300"}}), 300);
+  EXPECT_LE(remaining_ms({{"grpc-timeout", "200m"}}), 200);
+  EXPECT_LE(remaining_ms({{"X-Client-Timeout-Ms", "100"}, {"Deadline-Budget-Ms", "900"}}), 100);
+  // Garbage never extends: the route's budget still holds, and each value is counted.
+  EXPECT_LE(remaining_ms({{"Deadline-Budget-Ms", "99999999999999999999999"}}), 2000);
+  EXPECT_LE(remaining_ms({{"Deadline-Budget-Ms", "-5"}}), 2000);
+  EXPECT_LE(remaining_ms({{"grpc-timeout", "10x"}}), 2000);
+  EXPECT_LE(remaining_ms({{"Deadline-Budget-Ms", "NaN"}}), 2000);
+  EXPECT_LE(remaining_ms({{"Deadline-Budget-Ms", "100"}, {"Deadline-Budget-Ms", "90000"}}), 100);
+  EXPECT_EQ(MetricValue("cutoff_budget_header_rejected_total{header=\"Deadline-Budget-Ms\",reason=\"overflow\"}"),
+            1);
+  EXPECT_EQ(MetricValue("cutoff_budget_header_rejected_total{header=\"Deadline-Budget-Ms\",reason=\"negative\"}"),
+            1);
+  EXPECT_EQ(MetricValue("cutoff_budget_header_rejected_total{header=\"grpc-timeout\",reason=\"bad_unit\"}"), 1);
+  bool logged = false;
+  for (const auto& line : Log()) logged |= line.find("budget_header_rejected") != std::string::npos;
+  EXPECT_TRUE(logged);
+}
+
+TEST_F(BasicServer, SpentBudgetIsAnswered504BeforeTheHandler) {
+  Start();
+  auto res = Get("/budget", {{"Deadline-Budget-Ms", "0"}});
+  EXPECT_EQ(res.result_int(), 504);
+  EXPECT_EQ(res["Deadline-Expired"], "1");
+  EXPECT_NE(res.body().find("\"code\":\"deadline_exceeded\""), std::string::npos);
+  EXPECT_FALSE(probe_.started);
+  EXPECT_EQ(MetricValue("cutoff_deadline_exceeded_total{operation=\"Budget\",path=\"\"}"), 1);
+}
+
+TEST_F(BasicServer, HandlerPastItsDeadlineIsStoppedAndAnswered504) {
+  Start();
+  const auto t0 = Clock::now();
+  auto res = Get("/slow", {{"Deadline-Budget-Ms", "100"}});
+  const auto took = Clock::now() - t0;
+  EXPECT_EQ(res.result_int(), 504);
+  EXPECT_EQ(res["Deadline-Expired"], "1");
+  EXPECT_GE(took, 100ms);
+  EXPECT_LT(took, 1000ms * TimeScale());
+  ASSERT_TRUE(probe_.WaitFinished());
+  EXPECT_EQ(probe_.reason, StopReason::deadline_exceeded);
+  EXPECT_EQ(MetricValue("cutoff_deadline_exceeded_total{operation=\"Slow\",path=\"\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_overshoot_seconds_count{layer=\"http\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_http_requests_total{route=\"Slow\",code=\"504\"}"), 1);
+}
+
+TEST_F(BasicServer, ClientDisconnectCancelsTheHandlerWithinMilliseconds) {
+  Start();
+  auto s = Connect();
+  bhttp::request<bhttp::string_body> req{bhttp::verb::get, "/slow", 11};
+  req.prepare_payload();
+  bhttp::write(s, req);
+  ASSERT_TRUE(probe_.WaitStarted());
+  const auto closed_at = Clock::now();
+  s.close();
+  ASSERT_TRUE(probe_.WaitFinished());
+  EXPECT_EQ(probe_.reason, StopReason::cancelled);
+  EXPECT_LT(probe_.stopped_at - closed_at, 100ms * TimeScale());
+  // Logged as 499 with outcome cancelled.
+  for (int i = 0; i < 100 && MetricValue("cutoff_http_requests_total{route=\"Slow\",code=\"499\"}") == 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(MetricValue("cutoff_http_requests_total{route=\"Slow\",code=\"499\"}"), 1);
+  bool logged = false;
+  for (const auto& line : Log()) logged |= line.find("\"outcome\":\"cancelled\"") != std::string::npos;
+  EXPECT_TRUE(logged);
+}
+
+TEST_F(BasicServer, TraceparentIsContinuedAsAChildSpan) {
+  Start();
+  Get("/budget", {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}});
+  ASSERT_TRUE(probe_.WaitStarted());
+  const auto& tp = probe_.values.trace.traceparent;
+  ASSERT_EQ(tp.size(), 55u);
+  EXPECT_EQ(tp.substr(0, 36), "00-4bf92f3577b34da6a3ce929d0e0e4736-");
+  EXPECT_NE(tp.substr(36, 16), "00f067aa0ba902b7");
+  EXPECT_EQ(probe_.values.operation, "Budget");
+}
+
+TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
+  Start();
+  auto overloaded = Get("/overloaded");
+  EXPECT_EQ(overloaded.result_int(), 503);
+  EXPECT_NE(overloaded.body().find("\"code\":\"overloaded\""), std::string::npos);
+  auto bug = Get("/bug");
+  EXPECT_EQ(bug.result_int(), 500);
+  EXPECT_EQ(bug.body().find("deadbeef"), std::string::npos);
+}
+
+TEST_F(BasicServer, MetricsAndHealth) {
+  Start();
+  Get("/hello");
+  auto health = Get("/healthz");
+  EXPECT_EQ(health.result_int(), 200);
+  auto metrics = Get("/metrics");
+  EXPECT_EQ(metrics.result_int(), 200);
+  EXPECT_NE(metrics.body().find("cutoff_http_requests_total{route=\"/hello\",code=\"200\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.body().find("cutoff_http_connections"), std::string::npos);
+}
+
+TEST_F(BasicServer, BadRequestsGetClear4xxAndTheServerKeepsServing) {
+  Start({.limits = {.max_header_bytes = 1024, .max_body_bytes = 64, .header_timeout = 300ms}});
+  EXPECT_EQ(Raw("NOT HTTP AT ALL\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n").substr(0, 12),
+            "HTTP/1.1 431");
+  EXPECT_EQ(Raw("POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'b')).substr(0, 12),
+            "HTTP/1.1 413");
+  EXPECT_EQ(Raw("POST /echo HTTP/1.1\r\nContent-Length: abc\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  // A slow client that never finishes its headers is cut off by the header timeout.
+  const auto t0 = Clock::now();
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nX-Slow: ").substr(0, 12), "HTTP/1.1 408");
+  EXPECT_LT(Clock::now() - t0, 3s * TimeScale());
+  EXPECT_EQ(Get("/hello").result_int(), 200);
+  EXPECT_GE(MetricValue("cutoff_http_bad_requests_total{reason=\"bad_request\"}"), 2);
+}
+
+TEST_F(BasicServer, ExpectContinueIsHonoured) {
+  Start();
+  auto s = Connect();
+  const std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+  asio::write(s, asio::buffer(head));
+  std::string got(25, '\0');
+  asio::read(s, asio::buffer(got));
+  EXPECT_EQ(got, "HTTP/1.1 100 Continue\r\n\r\n");
+  asio::write(s, asio::buffer(std::string("hello")));
+  bhttp::response<bhttp::string_body> res;
+  bhttp::read(s, buffer_, res);
+  EXPECT_EQ(res.body(), "hello");
+}
+
+TEST_F(BasicServer, ConnectionCapAnswers503) {
+  Start({.limits = {.max_connections = 2}});
+  auto a = Connect();
+  auto b = Connect();
+  std::this_thread::sleep_for(50ms);
+  const std::string third = Raw("GET /hello HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(third.substr(0, 12), "HTTP/1.1 503");
+  a.close();
+  b.close();
+  for (int i = 0; i < 200 && server_->open_connections() > 0; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(Get("/hello").result_int(), 200);
+}
+
+class ShutdownServer : public ServerFixture {
+ protected:
+  void Routes(Server& s) override {
+    s.route("GET", "/short", Sleeper(short_, 300ms));
+    s.route("GET", "/long", Sleeper(long_, 10000ms));
+  }
+  Probe short_, long_;
+};
+
+TEST_F(ShutdownServer, InFlightRequestsFinishWithinGraceThenStopWithShutdown) {
+  Start();
+  auto idle = Connect();
+  auto s1 = Connect();
+  auto s2 = Connect();
+  bhttp::request<bhttp::string_body> r1{bhttp::verb::get, "/short", 11};
+  bhttp::request<bhttp::string_body> r2{bhttp::verb::get, "/long", 11};
+  r1.prepare_payload();
+  r2.prepare_payload();
+  bhttp::write(s1, r1);
+  bhttp::write(s2, r2);
+  ASSERT_TRUE(short_.WaitStarted());
+  ASSERT_TRUE(long_.WaitStarted());
+  server_->shutdown(1000ms * TimeScale());
+
+  bhttp::response<bhttp::string_body> res1, res2;
+  beast::flat_buffer b1, b2;
+  bhttp::read(s1, b1, res1);
+  EXPECT_EQ(res1.result_int(), 200);  // finished within the grace period
+  EXPECT_FALSE(res1.keep_alive());
+  bhttp::read(s2, b2, res2);
+  EXPECT_EQ(res2.result_int(), 503);  // stopped at the end of it
+  EXPECT_NE(res2.body().find("\"code\":\"shutdown\""), std::string::npos);
+  ASSERT_TRUE(long_.WaitFinished());
+  EXPECT_EQ(long_.reason, StopReason::shutdown);
+  // The idle connection was closed.
+  char c;
+  boost::system::error_code ec;
+  idle.read_some(asio::buffer(&c, 1), ec);
+  EXPECT_TRUE(ec);
+  // New connections are refused.
+  tcp::socket late(client_io_);
+  late.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), ec);
+  EXPECT_TRUE(ec);
+}
+
+class WebSocketServer : public ServerFixture {
+ protected:
+  void Routes(Server& s) override {
+    s.websocket(
+        "/echo",
+        [this](WebSocket& ws, const Request&, const Context& ctx) -> asio::awaitable<void> {
+          protocol_ = std::string(ws.subprotocol());
+          while (auto message = co_await ws.read()) co_await ws.write("echo:" + *message);
+          stopped_ = ctx.stop_reason();
+          done_ = true;
+        },
+        {"graphql-transport-ws"});
+  }
+  std::string protocol_;
+  std::atomic<StopReason> stopped_{StopReason::none};
+  std::atomic<bool> done_{false};
+};
+
+TEST_F(WebSocketServer, EchoesWithTheNegotiatedSubprotocolAndStopsOnClose) {
+  Start();
+  beast::websocket::stream<tcp::socket> ws(Connect());
+  ws.set_option(beast::websocket::stream_base::decorator([](beast::websocket::request_type& req) {
+    req.set(bhttp::field::sec_websocket_protocol, "other, graphql-transport-ws");
+  }));
+  beast::websocket::response_type handshake;
+  ws.handshake(handshake, "127.0.0.1", "/echo");
+  EXPECT_EQ(handshake[bhttp::field::sec_websocket_protocol], "graphql-transport-ws");
+  ws.write(asio::buffer(std::string("hi")));
+  beast::flat_buffer b;
+  ws.read(b);
+  EXPECT_EQ(beast::buffers_to_string(b.data()), "echo:hi");
+  ws.close(beast::websocket::close_code::normal);
+  for (int i = 0; i < 200 && !done_; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(done_);
+  EXPECT_EQ(stopped_.load(), StopReason::cancelled);
+  EXPECT_EQ(protocol_, "graphql-transport-ws");
+}
+
+}  // namespace
+}  // namespace cutoff::http
