@@ -1,0 +1,307 @@
+#include "cutoff/http/client.hpp"
+
+#include <sys/socket.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cerrno>
+#include <charconv>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "cutoff/core/asio.hpp"
+#include "cutoff/core/error.hpp"
+#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/observe/trace.hpp"
+
+namespace cutoff::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+
+std::optional<Url> parse_url(std::string_view url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.size() < kScheme.size() || !iequals(url.substr(0, kScheme.size()), kScheme)) return std::nullopt;
+  url.remove_prefix(kScheme.size());
+  const auto slash = url.find_first_of("/?#");
+  std::string_view authority = url.substr(0, slash);
+  std::string_view rest = slash == std::string_view::npos ? std::string_view() : url.substr(slash);
+  if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
+  Url out;
+  std::string_view port;
+  if (authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos || close == 1) return std::nullopt;
+    out.host = std::string(authority.substr(1, close - 1));
+    authority.remove_prefix(close + 1);
+    if (!authority.empty()) {
+      if (authority.front() != ':') return std::nullopt;
+      port = authority.substr(1);
+    }
+  } else {
+    const auto colon = authority.find(':');
+    out.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+    if (out.host.empty()) return std::nullopt;
+  }
+  for (char c : out.host)
+    if (static_cast<unsigned char>(c) <= ' ' || c == '/' || c == '\\') return std::nullopt;
+  if (!port.empty()) {
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) return std::nullopt;
+    out.port = static_cast<std::uint16_t>(value);
+  }
+  rest = rest.substr(0, rest.find('#'));
+  for (char c : rest)
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return std::nullopt;
+  out.target = rest.empty() ? "/" : (rest.front() == '?' ? "/" + std::string(rest) : std::string(rest));
+  return out;
+}
+
+bool deadline_expired(const Response& r) noexcept {
+  if (r.status != 504) return false;
+  const auto v = r.headers.get(kDeadlineExpiredHeader);
+  return v && *v == "1";
+}
+
+namespace {
+
+struct Pooled {
+  explicit Pooled(tcp::socket s) : stream(std::move(s)) {}
+  beast::tcp_stream stream;
+  SteadyClock::time_point idle_since;
+};
+
+bool IdempotentMethod(std::string_view m) {
+  return m == "GET" || m == "HEAD" || m == "PUT" || m == "DELETE" || m == "OPTIONS" || m == "TRACE";
+}
+
+// A pooled connection is reusable only if the server has not closed it (EOF pending) and has
+// not sent anything unasked.
+bool StillUsable(tcp::socket& s) {
+  if (!s.is_open()) return false;
+  char byte;
+  const ssize_t n = ::recv(s.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+std::string Millis(Duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+}  // namespace
+
+struct Client::Impl {
+  Impl(asio::any_io_executor ex, ClientOptions opts) : executor(std::move(ex)), options(std::move(opts)) {}
+
+  asio::any_io_executor executor;
+  ClientOptions options;
+  mutable std::mutex mu;
+  std::map<std::string, std::deque<std::unique_ptr<Pooled>>> idle;
+  std::atomic<std::size_t> opened{0};
+
+  std::unique_ptr<Pooled> TakeIdle(const std::string& key) {
+    std::lock_guard lock(mu);
+    auto it = idle.find(key);
+    if (it == idle.end()) return nullptr;
+    auto& q = it->second;
+    while (!q.empty()) {
+      auto c = std::move(q.back());
+      q.pop_back();
+      if (SteadyClock::now() - c->idle_since < options.max_idle_time && StillUsable(c->stream.socket())) return c;
+    }
+    return nullptr;
+  }
+
+  void GiveBack(const std::string& key, std::unique_ptr<Pooled> c) {
+    c->idle_since = SteadyClock::now();
+    std::lock_guard lock(mu);
+    auto& q = idle[key];
+    if (q.size() >= options.max_idle_per_host) q.pop_front();
+    q.push_back(std::move(c));
+  }
+
+  asio::awaitable<std::unique_ptr<Pooled>> Connect(const Url& url) {
+    auto ex = co_await asio::this_coro::executor;
+    tcp::resolver resolver(ex);
+    const auto endpoints = co_await resolver.async_resolve(url.host, std::to_string(url.port), asio::use_awaitable);
+    tcp::socket socket(ex);
+    co_await asio::async_connect(socket, endpoints, asio::use_awaitable);
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    opened.fetch_add(1);
+    co_return std::make_unique<Pooled>(std::move(socket));
+  }
+
+  struct Exchanged {
+    Response response;
+    bool keep_alive = false;
+  };
+
+  asio::awaitable<Exchanged> Exchange(Pooled& c, const bhttp::request<bhttp::string_body>& req, bool& wrote) {
+    co_await bhttp::async_write(c.stream, req, asio::use_awaitable);
+    wrote = true;
+    beast::flat_buffer buffer;
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(options.max_response_bytes);
+    if (req.method() == bhttp::verb::head) parser.skip(true);
+    co_await bhttp::async_read(c.stream, buffer, parser, asio::use_awaitable);
+    auto& res = parser.get();
+    Exchanged out;
+    out.keep_alive = res.keep_alive() && buffer.size() == 0;
+    out.response.status = static_cast<int>(res.result_int());
+    for (const auto& f : res) out.response.headers.add(f.name_string(), f.value());
+    out.response.body = std::move(res.body());
+    co_return out;
+  }
+
+  // One attempt under min(ctx, attempt_timeout). Throws cutoff::Error.
+  asio::awaitable<Response> Attempt(const Context& ctx, const ClientRequest& in, const Url& url,
+                                    bool& retry_safe) {
+    retry_safe = false;
+    const Context attempt = ctx.with_timeout(options.attempt_timeout);
+    const auto budget = format_budget_ms(attempt.deadline(), attempt.clock());
+    if (!budget || ctx.stop_requested()) {
+      // Nothing is sent for a spent budget: the next service could only fail it.
+      if (ctx.stop_requested() && ctx.stop_reason() != StopReason::deadline_exceeded)
+        throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+      throw Error(ErrorCode::deadline_exceeded, "not sent: the budget was spent before the call",
+                  ctx.request_id());
+    }
+
+    bhttp::request<bhttp::string_body> req;
+    req.method_string(in.method);
+    req.target(url.target);
+    req.version(11);
+    const bool default_port = url.port == 80;
+    const bool ipv6 = url.host.find(':') != std::string::npos;
+    const std::string host = (ipv6 ? "[" + url.host + "]" : url.host) + (default_port ? "" : ":" + std::to_string(url.port));
+    req.set(bhttp::field::host, host);
+    for (const auto& f : in.headers.fields()) req.insert(f.name, f.value);
+    req.set(std::string(kBudgetHeader), *budget);
+    if (!ctx.request_id().empty() && !in.headers.contains("X-Request-Id")) req.set("X-Request-Id", ctx.request_id());
+    if (!ctx.values().trace.traceparent.empty() && !in.headers.contains("traceparent")) {
+      if (auto tp = observe::parse_traceparent(ctx.values().trace.traceparent)) {
+        req.set("traceparent", tp->child().to_string());
+        if (!ctx.values().trace.tracestate.empty()) req.set("tracestate", ctx.values().trace.tracestate);
+      }
+    }
+    req.body() = in.body;
+    req.keep_alive(true);
+    req.prepare_payload();
+
+    const std::string key = url.host + ":" + std::to_string(url.port);
+    bool wrote = false;
+    bool reused = false;
+    std::unique_ptr<Pooled> conn;
+    try {
+      conn = TakeIdle(key);
+      reused = static_cast<bool>(conn);
+      if (!conn) {
+        const Context connecting = attempt.with_timeout(options.connect_timeout);
+        try {
+          conn = co_await with_context(connecting, Connect(url));
+        } catch (const Error& e) {
+          if (e.stop_reason() == StopReason::none || attempt.stop_requested()) throw;
+          retry_safe = true;  // nothing was sent
+          throw Error(ErrorCode::unavailable, key + ": no connection within " + Millis(options.connect_timeout),
+                      ctx.request_id());
+        }
+      }
+      Exchanged ex = co_await with_context(attempt, Exchange(*conn, req, wrote));
+      if (ex.keep_alive) GiveBack(key, std::move(conn));
+      co_return std::move(ex.response);
+    } catch (const Error& e) {
+      // Dropping `conn` closes it: the server sees the disconnect and stops our work.
+      if (e.stop_reason() == StopReason::none) throw;
+      if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+      retry_safe = true;
+      throw Error(ErrorCode::attempt_timeout,
+                  "no answer from " + key + " within the attempt timeout of " + Millis(options.attempt_timeout),
+                  ctx.request_id());
+    } catch (const boost::system::system_error& e) {
+      if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+      // A reused connection the server closed under us: nothing was processed if nothing came
+      // back, so another attempt (on a fresh connection) is safe for idempotent requests.
+      retry_safe = !wrote || reused;
+      throw Error(ErrorCode::unavailable, key + ": " + e.code().message(), ctx.request_id());
+    }
+  }
+};
+
+Client::Client(asio::any_io_executor executor, ClientOptions options)
+    : impl_(std::make_shared<Impl>(std::move(executor), std::move(options))) {}
+
+Client::~Client() = default;
+
+asio::awaitable<Response> Client::request(const Context& ctx, ClientRequest req) {
+  const auto url = parse_url(req.url);
+  if (!url) throw Error(ErrorCode::invalid_argument, "not an http:// URL: " + req.url, ctx.request_id());
+  const bool may_retry = req.idempotent || IdempotentMethod(req.method);
+  const auto& options = impl_->options;
+  Duration backoff = options.retry_backoff;
+  std::optional<Response> last_response;
+  for (int attempt = 1;; ++attempt) {
+    bool retry_safe = false;
+    std::exception_ptr failure;
+    try {
+      Response r = co_await impl_->Attempt(ctx, req, *url, retry_safe);
+      const bool transient = r.status == 502 || r.status == 503 || (r.status == 504 && !deadline_expired(r));
+      if (!transient || !may_retry || attempt >= options.max_attempts) co_return r;
+      last_response = std::move(r);
+    } catch (const Error& e) {
+      const bool retryable = e.code() == ErrorCode::unavailable || e.code() == ErrorCode::attempt_timeout;
+      if (!retryable || !retry_safe || !may_retry || attempt >= options.max_attempts) throw;
+      failure = std::current_exception();
+      last_response.reset();
+    }
+    // A backoff that would outlive the deadline is not waited: the last real outcome stands.
+    if (ctx.remaining() <= backoff) {
+      if (failure) std::rethrow_exception(failure);
+      co_return std::move(*last_response);
+    }
+    asio::steady_timer pause(co_await asio::this_coro::executor, backoff);
+    co_await with_context(ctx, pause.async_wait(asio::use_awaitable));
+    backoff *= 2;
+  }
+}
+
+asio::awaitable<Response> Client::get(const Context& ctx, std::string url) {
+  ClientRequest req;
+  req.url = std::move(url);
+  co_return co_await request(ctx, std::move(req));
+}
+
+asio::awaitable<Response> Client::post(const Context& ctx, std::string url, std::string body,
+                                       std::string_view content_type) {
+  ClientRequest req;
+  req.method = "POST";
+  req.url = std::move(url);
+  req.body = std::move(body);
+  req.headers.set("Content-Type", content_type);
+  co_return co_await request(ctx, std::move(req));
+}
+
+std::size_t Client::idle_connections() const {
+  std::lock_guard lock(impl_->mu);
+  std::size_t n = 0;
+  for (const auto& [key, q] : impl_->idle) n += q.size();
+  return n;
+}
+
+std::size_t Client::connections_opened() const noexcept { return impl_->opened.load(); }
+
+}  // namespace cutoff::http

@@ -1,0 +1,252 @@
+#include "cutoff/http/client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <thread>
+
+#include "cutoff/core/error.hpp"
+#include "cutoff/http/server.hpp"
+#include "cutoff/observe/trace.hpp"
+#include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/sleep.hpp"
+#include "cutoff/testing/time_scale.hpp"
+
+namespace cutoff::http {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using cutoff::testing::RunSync;
+using cutoff::testing::Sleep;
+using cutoff::testing::TimeScale;
+using SteadyClock = std::chrono::steady_clock;
+
+TEST(ParseUrl, AcceptsHttpUrlsOnly) {
+  auto u = parse_url("http://127.0.0.1:8080/a/b?c=d#frag");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->host, "127.0.0.1");
+  EXPECT_EQ(u->port, 8080);
+  EXPECT_EQ(u->target, "/a/b?c=d");
+  u = parse_url("HTTP://example.com");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->port, 80);
+  EXPECT_EQ(u->target, "/");
+  u = parse_url("http://[::1]:81?x=1");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->target, "/?x=1");
+  for (std::string_view bad : {"https://a/", "http://", "http://:80/", "http://a:0/", "http://a:65536/", "http://a:x/",
+                               "http://u@a/", "http://[::1/", "http://a/ b", "ftp://a/", "http://[]/"})
+    EXPECT_FALSE(parse_url(bad)) << bad;
+}
+
+// The server side of the tests: routes that report what they saw.
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<Server>(io_.get_executor(), ServerOptions{});
+    server_->route("GET", "/headers", [this](const Request& req, const Context&) -> asio::awaitable<Response> {
+      ++calls_;
+      std::string out;
+      for (auto name : {"Deadline-Budget-Ms", "traceparent", "X-Request-Id"})
+        out += std::string(name) + "=" + std::string(req.headers.get(name).value_or("")) + "\n";
+      co_return Response::text(200, out);
+    });
+    server_->route("GET", "/slow", [this](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+      ++calls_;
+      try {
+        co_await Sleep(5s);
+      } catch (...) {
+        slow_reason_ = ctx.stop_reason();
+        slow_stopped_at_ = SteadyClock::now().time_since_epoch().count();
+        throw;
+      }
+      co_return Response::text(200, "done");
+    });
+    server_->route("GET", "/flaky", [this](const Request&, const Context&) -> asio::awaitable<Response> {
+      if (++calls_ < 3) co_return Response::text(503, "busy");
+      co_return Response::text(200, "ok");
+    });
+    server_->route("POST", "/flaky", [this](const Request&, const Context&) -> asio::awaitable<Response> {
+      ++calls_;
+      co_return Response::text(503, "busy");
+    });
+    server_->route("GET", "/expired", [this](const Request&, const Context&) -> asio::awaitable<Response> {
+      ++calls_;
+      Response r = Response::text(504, "spent");
+      r.headers.set("Deadline-Expired", "1");
+      co_return r;
+    });
+    port_ = server_->listen("127.0.0.1", 0);
+    base_ = "http://127.0.0.1:" + std::to_string(port_);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    server_->shutdown(100ms);
+    thread_.join();
+  }
+
+  template <typename F>
+  auto WithClient(ClientOptions options, F f) {
+    using Result = typename decltype(f(std::declval<Client&>()))::value_type;
+    return RunSync([&]() -> asio::awaitable<Result> {
+      Client client(co_await asio::this_coro::executor, options);
+      co_return co_await f(client);
+    });
+  }
+
+  asio::io_context io_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  std::uint16_t port_ = 0;
+  std::string base_;
+  std::atomic<int> calls_{0};
+  std::atomic<StopReason> slow_reason_{StopReason::none};
+  std::atomic<std::int64_t> slow_stopped_at_{0};
+};
+
+TEST_F(ClientTest, SendsTheBudgetRoundedUpAndForwardsIdentity) {
+  const auto parent = observe::parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  std::string body = WithClient({}, [&](Client& c) -> asio::awaitable<std::string> {
+    const Context ctx = Context::background()
+                            .with_request_id("req-7")
+                            .with_trace({.traceparent = parent->to_string()})
+                            .with_timeout(250ms);
+    co_return (co_await c.get(ctx, base_ + "/headers")).body;
+  });
+  const auto budget_at = body.find("Deadline-Budget-Ms=") + 19;
+  const long budget = std::stol(body.substr(budget_at));
+  EXPECT_LE(budget, 250);
+  EXPECT_GT(budget, 100);
+  EXPECT_NE(body.find("traceparent=00-4bf92f3577b34da6a3ce929d0e0e4736-"), std::string::npos);
+  EXPECT_EQ(body.find("00f067aa0ba902b7"), std::string::npos);  // a child span, not the parent's
+  EXPECT_NE(body.find("X-Request-Id=req-7"), std::string::npos);
+}
+
+TEST_F(ClientTest, UnboundCallsSendTheAttemptTimeout) {
+  std::string body = WithClient({.attempt_timeout = 3s}, [&](Client& c) -> asio::awaitable<std::string> {
+    co_return (co_await c.get(Context::background(), base_ + "/headers")).body;
+  });
+  EXPECT_NE(body.find("Deadline-Budget-Ms=3000"), std::string::npos) << body;
+}
+
+TEST_F(ClientTest, ASpentBudgetIsNeverSent) {
+  EXPECT_THROW(
+      {
+        try {
+          WithClient({}, [&](Client& c) -> asio::awaitable<int> {
+            const Context ctx = Context::background().with_timeout(0ms);
+            co_return (co_await c.get(ctx, base_ + "/headers")).status;
+          });
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded);
+          throw;
+        }
+      },
+      Error);
+  EXPECT_EQ(calls_.load(), 0);
+}
+
+TEST_F(ClientTest, AttemptTimeoutClosesTheConnectionAndTheServerStops) {
+  const auto t0 = SteadyClock::now();
+  try {
+    WithClient({.attempt_timeout = 150ms}, [&](Client& c) -> asio::awaitable<int> {
+      co_return (co_await c.get(Context::background().with_timeout(5s), base_ + "/slow")).status;
+    });
+    ADD_FAILURE() << "expected attempt_timeout";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::attempt_timeout) << e.what();
+  }
+  const auto took = SteadyClock::now() - t0;
+  EXPECT_GE(took, 150ms);
+  EXPECT_LT(took, 1s * TimeScale());
+  for (int i = 0; i < 200 && slow_stopped_at_ == 0; ++i) std::this_thread::sleep_for(5ms);
+  // The server's own budget (from our header) ended it at the same moment, or our close did.
+  EXPECT_NE(slow_reason_.load(), StopReason::none);
+}
+
+TEST_F(ClientTest, ACallerStopClosesTheConnectionSoTheServerCancels) {
+  std::int64_t cancelled_at = 0;
+  try {
+    WithClient({}, [&](Client& c) -> asio::awaitable<int> {
+      auto [ctx, source] = Context::background().with_cancel();
+      asio::steady_timer later(co_await asio::this_coro::executor, 150ms);
+      later.async_wait([&, source = source](auto) {
+        cancelled_at = SteadyClock::now().time_since_epoch().count();
+        source.request_stop(StopReason::cancelled);
+      });
+      co_return (co_await c.get(ctx, base_ + "/slow")).status;
+    });
+    ADD_FAILURE() << "expected cancelled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::cancelled);
+  }
+  for (int i = 0; i < 400 && slow_stopped_at_ == 0; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(slow_reason_.load(), StopReason::cancelled);
+  const auto lag = std::chrono::nanoseconds(slow_stopped_at_.load() - cancelled_at);
+  EXPECT_LT(lag, 100ms * TimeScale());
+}
+
+TEST_F(ClientTest, KeepAliveConnectionsAreReused) {
+  auto opened = WithClient({}, [&](Client& c) -> asio::awaitable<std::size_t> {
+    for (int i = 0; i < 5; ++i) EXPECT_EQ((co_await c.get(Context::background(), base_ + "/headers")).status, 200);
+    EXPECT_EQ(c.idle_connections(), 1u);
+    co_return c.connections_opened();
+  });
+  EXPECT_EQ(opened, 1u);
+}
+
+TEST_F(ClientTest, RetriesTransientAnswersButNotASpentBudget) {
+  int status = WithClient({.max_attempts = 3, .retry_backoff = 5ms}, [&](Client& c) -> asio::awaitable<int> {
+    co_return (co_await c.get(Context::background().with_timeout(5s), base_ + "/flaky")).status;
+  });
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(calls_.load(), 3);
+
+  calls_ = 0;
+  status = WithClient({.max_attempts = 3, .retry_backoff = 5ms}, [&](Client& c) -> asio::awaitable<int> {
+    co_return (co_await c.get(Context::background().with_timeout(5s), base_ + "/expired")).status;
+  });
+  EXPECT_EQ(status, 504);
+  EXPECT_EQ(calls_.load(), 1);
+
+  calls_ = 0;  // POST is not idempotent: no retry
+  status = WithClient({.max_attempts = 3, .retry_backoff = 5ms}, [&](Client& c) -> asio::awaitable<int> {
+    co_return (co_await c.post(Context::background(), base_ + "/flaky", "{}")).status;
+  });
+  EXPECT_EQ(status, 503);
+  EXPECT_EQ(calls_.load(), 1);
+}
+
+TEST_F(ClientTest, ABackoffThatWouldOutliveTheDeadlineIsNotWaited) {
+  const auto t0 = SteadyClock::now();
+  int status = WithClient({.max_attempts = 5, .retry_backoff = 2s}, [&](Client& c) -> asio::awaitable<int> {
+    co_return (co_await c.get(Context::background().with_timeout(500ms), base_ + "/flaky")).status;
+  });
+  EXPECT_EQ(status, 503);  // the last real answer
+  EXPECT_LT(SteadyClock::now() - t0, 400ms * TimeScale());
+}
+
+TEST_F(ClientTest, RefusedConnectionsAreUnavailable) {
+  std::uint16_t closed_port = 0;
+  {
+    asio::io_context io;
+    asio::ip::tcp::acceptor a(io, {asio::ip::make_address("127.0.0.1"), 0});
+    closed_port = a.local_endpoint().port();
+  }
+  try {
+    WithClient({}, [&](Client& c) -> asio::awaitable<int> {
+      co_return (co_await c.get(Context::background(), "http://127.0.0.1:" + std::to_string(closed_port) + "/")).status;
+    });
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unavailable);
+  }
+}
+
+}  // namespace
+}  // namespace cutoff::http
