@@ -190,8 +190,19 @@ struct Client::Impl {
     const bool ipv6 = url.host.find(':') != std::string::npos;
     const std::string host = (ipv6 ? "[" + url.host + "]" : url.host) + (default_port ? "" : ":" + std::to_string(url.port));
     req.set(bhttp::field::host, host);
-    for (const auto& f : in.headers.fields()) req.insert(f.name, f.value);
-    req.set(std::string(kBudgetHeader), *budget);
+    std::string budget_value = *budget;
+    for (const auto& f : in.headers.fields()) {
+      if (iequals(f.name, kBudgetHeader)) {
+        // A budget header set by the caller may only tighten ours.
+        const auto theirs = parse_budget_ms(f.value);
+        const auto ours = parse_budget_ms(budget_value);
+        if (std::holds_alternative<Duration>(theirs) && std::get<Duration>(theirs) < std::get<Duration>(ours))
+          budget_value = f.value;
+        continue;
+      }
+      req.insert(f.name, f.value);
+    }
+    req.set(std::string(kBudgetHeader), budget_value);
     if (!ctx.request_id().empty() && !in.headers.contains("X-Request-Id")) req.set("X-Request-Id", ctx.request_id());
     if (!ctx.values().trace.traceparent.empty() && !in.headers.contains("traceparent")) {
       if (auto tp = observe::parse_traceparent(ctx.values().trace.traceparent)) {

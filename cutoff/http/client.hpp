@@ -8,7 +8,8 @@
 // Each call:
 // - fails locally with `deadline_exceeded`, sending nothing, when the context's budget is
 //   already spent; otherwise sends `Deadline-Budget-Ms` with the milliseconds left, rounded
-//   up (a live budget never reads as 0);
+//   up (a live budget never reads as 0; a Deadline-Budget-Ms the caller set itself is kept
+//   only when it is tighter);
 // - bounds each attempt by min(time remaining, attempt_timeout): an attempt cut by its own
 //   timeout fails with `attempt_timeout`, one cut by the caller's deadline with
 //   `deadline_exceeded`, and a caller that stops fails with its own reason;

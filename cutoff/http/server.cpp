@@ -376,6 +376,16 @@ asio::awaitable<void> WatchDisconnect(tcp::socket& socket, CancelSource source) 
   }
 }
 
+// Completes `grace` after `ctx` stops, with the stop's reason.
+asio::awaitable<StopReason> StoppedThenGrace(const Context& ctx, Duration grace) {
+  const StopReason reason = co_await async_wait_stop(ctx, use_awaitable);
+  if (grace > Duration::zero()) {
+    asio::steady_timer wait(co_await asio::this_coro::executor, grace);
+    co_await wait.async_wait(use_awaitable);
+  }
+  co_return reason;
+}
+
 class BeastWebSocket final : public WebSocket {
  public:
   BeastWebSocket(websocket::stream<beast::tcp_stream&>& ws, std::string subprotocol, CancelSource source)
@@ -631,7 +641,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
       using namespace asio::experimental::awaitable_operators;
       auto outcome = co_await (RunHandler(route->handler, req, ctx) ||
                                WatchDisconnect(c.stream.socket(), source) ||
-                               async_wait_stop(ctx, use_awaitable));
+                               StoppedThenGrace(ctx, route->options.stop_grace));
       const StopReason reason = ctx.stop_reason();
       if (outcome.index() == 0) {
         res = std::move(std::get<0>(outcome));

@@ -71,6 +71,9 @@ struct RouteOptions {
   std::string name;               // operation name for metrics and logs; default: the path
   std::optional<Duration> budget;  // the route's declared budget (tightens the caller's)
   bool bind_deadline = true;      // false: no budget headers, no deadline (e.g. /metrics)
+  // How long a handler that answers its own stops (a GraphQL executor returning a partial
+  // result) may take after its context stops before the server cancels it. Zero: at once.
+  Duration stop_grace = Duration::zero();
 };
 
 struct ServerLimits {
