@@ -1,6 +1,7 @@
 // A downstream project using an installed cutoff.
 #include <cutoff/core/context.hpp>
 #include <cutoff/core/error.hpp>
+#include <cutoff/graphql/graphiql_page.hpp>
 
 #include <chrono>
 #include <iostream>
@@ -13,7 +14,8 @@ int main() {
   try {
     ctx.check();
   } catch (const cutoff::Error& e) {
-    std::cout << e.info().name << " http=" << e.info().http_status << "\n";
+    std::cout << e.info().name << " http=" << e.info().http_status
+              << " graphiql_page_bytes=" << cutoff::graphql::graphiql_page().size() << "\n";
     return 0;
   }
   return 1;
