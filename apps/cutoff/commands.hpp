@@ -17,6 +17,13 @@ void AddSqlCommand(CLI::App& app);
 // `cutoff graphql exec`: one operation against a JSON fixture, under a deadline.
 void AddGraphqlCommand(CLI::App& app);
 
+// `cutoff graphql serve`: a JSON fixture served over HTTP at /graphql (and /graphiql).
+// Call after AddGraphqlCommand.
+void AddGraphqlServeCommand(CLI::App& app);
+
+// `cutoff http relay`: one hop of a service chain, for watching a budget cross services.
+void AddHttpCommand(CLI::App& app);
+
 }  // namespace cutoff::cli
 
 #endif  // CUTOFF_APPS_CUTOFF_COMMANDS_HPP_

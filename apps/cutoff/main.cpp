@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   cutoff::cli::AddDemoCommand(app);
   cutoff::cli::AddSqlCommand(app);
   cutoff::cli::AddGraphqlCommand(app);
+  cutoff::cli::AddGraphqlServeCommand(app);
+  cutoff::cli::AddHttpCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

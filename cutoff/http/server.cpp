@@ -607,6 +607,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
 
   std::optional<Response> res;
   std::optional<Duration> budget;
+  StopReason stop = StopReason::none;
   const bool bind = options.bind_deadlines && route->options.bind_deadline;
   if (!bind) {
     const Context ctx = Background().with_values(std::move(values));
@@ -643,6 +644,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
                                WatchDisconnect(c.stream.socket(), source) ||
                                StoppedThenGrace(ctx, route->options.stop_grace));
       const StopReason reason = ctx.stop_reason();
+      stop = reason;
       if (outcome.index() == 0) {
         res = std::move(std::get<0>(outcome));
       } else if (reason != StopReason::cancelled && reason != StopReason::none) {
@@ -674,6 +676,9 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
     log.operation = RouteName(*route);
     if (!res) {
       log.outcome = "cancelled";
+    } else if (stop != StopReason::none) {
+      // The handler answered (e.g. a partial GraphQL result) but its context was stopped.
+      log.outcome = std::string(to_string(error_code_for(stop)));
     } else if (auto code = res->status >= 400 ? std::optional<std::string>() : std::optional<std::string>("ok")) {
       log.outcome = *code;
     } else {

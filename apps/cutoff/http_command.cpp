@@ -1,0 +1,148 @@
+// `cutoff http relay`: one hop of a chain of services. Each request does --work-ms of work
+// (an awaitable wait that honours the request's context), then calls --next with what is left
+// of the budget, and answers with what it saw.
+//
+//   cutoff http relay --name C --port 8003 --work-ms 10000
+//   cutoff http relay --name B --port 8002 --work-ms 50 --next http://127.0.0.1:8003/work
+//   cutoff http relay --name A --port 8001 --work-ms 50 --next http://127.0.0.1:8002/work
+//   curl -H 'Deadline-Budget-Ms: 300' http://127.0.0.1:8001/work
+//
+// When A's budget runs out (or its caller hangs up), B and C stop within milliseconds: their
+// budgets came from A's, and A's client closes its connection to B when A stops.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "commands.hpp"
+#include "cutoff/core/asio.hpp"
+#include "cutoff/core/json_text.hpp"
+#include "cutoff/http/client.hpp"
+#include "cutoff/http/server.hpp"
+#include "cutoff/observe/metrics.hpp"
+
+namespace cutoff::cli {
+namespace {
+
+namespace asio = boost::asio;
+
+struct RelayOptions {
+  std::string name = "relay";
+  std::string address = "127.0.0.1";
+  int port = 0;
+  std::int64_t work_ms = 0;
+  std::string next;
+  std::int64_t max_budget_ms = 30'000;
+  std::int64_t attempt_timeout_ms = 30'000;
+  std::int64_t grace_ms = 2'000;
+  bool quiet = false;
+};
+
+std::int64_t Millis(Duration d) {
+  return d == Duration::max() ? -1 : std::chrono::ceil<std::chrono::milliseconds>(d).count();
+}
+
+int RunRelay(const RelayOptions& opts) {
+  if (!opts.next.empty() && !http::parse_url(opts.next)) {
+    std::fprintf(stderr, "cutoff http relay: --next must be an http:// URL\n");
+    return 2;
+  }
+  asio::io_context io(1);
+  observe::Registry registry;
+  std::mutex log_mu;
+  http::ServerOptions server_options;
+  server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
+  server_options.metrics = &registry;
+  const std::string name = opts.name;
+  if (!opts.quiet) {
+    server_options.log = [&log_mu, name](std::string_view line) {
+      std::lock_guard lock(log_mu);
+      // Tag each line with the service so several relays can share a terminal.
+      std::string tagged = "{\"service\":";
+      append_json_string(tagged, name);
+      tagged += ",";
+      tagged.append(line.substr(1));
+      std::fwrite(tagged.data(), 1, tagged.size(), stderr);
+      std::fputc('\n', stderr);
+    };
+  }
+  http::Server server(io.get_executor(), server_options);
+  http::Client client(io.get_executor(), {.attempt_timeout = std::chrono::milliseconds(opts.attempt_timeout_ms)});
+
+  server.route(
+      "GET", "/work",
+      [&](const http::Request&, const Context& ctx) -> asio::awaitable<http::Response> {
+        const std::int64_t received = Millis(ctx.remaining());
+        asio::steady_timer work(co_await asio::this_coro::executor, std::chrono::milliseconds(opts.work_ms));
+        co_await with_context(ctx, work.async_wait(asio::use_awaitable));
+        std::string body = "{\"service\":";
+        append_json_string(body, name);
+        body += ",\"budget_ms\":" + std::to_string(received);
+        int status = 200;
+        if (!opts.next.empty()) {
+          http::Response downstream = co_await client.get(ctx, opts.next);
+          body += ",\"downstream_status\":" + std::to_string(downstream.status);
+          const bool json = downstream.headers.get("Content-Type").value_or("").starts_with("application/json");
+          body += ",\"downstream\":" + (json && !downstream.body.empty() ? downstream.body : std::string("null"));
+          if (http::deadline_expired(downstream)) {
+            http::Response r = http::Response::json(504, body + "}");
+            r.headers.set(http::kDeadlineExpiredHeader, "1");
+            co_return r;
+          }
+          if (downstream.status >= 500) status = 502;
+        }
+        body += "}";
+        co_return http::Response::json(status, std::move(body));
+      },
+      {.name = "work"});
+
+  std::uint16_t port = 0;
+  try {
+    port = server.listen(opts.address, static_cast<std::uint16_t>(opts.port));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cutoff http relay: cannot listen on %s:%d: %s\n", opts.address.c_str(), opts.port,
+                 e.what());
+    return 2;
+  }
+  server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
+  std::printf("listening on http://%s:%u (GET /work, /metrics)\n", opts.address.c_str(), port);
+  std::fflush(stdout);
+  io.run();
+  return 0;
+}
+
+}  // namespace
+
+void AddHttpCommand(CLI::App& app) {
+  CLI::App* http_app = app.add_subcommand("http", "HTTP tools");
+  http_app->require_subcommand(1);
+  CLI::App* relay = http_app->add_subcommand(
+      "relay",
+      "Serve GET /work: wait --work-ms under the request's deadline, then call --next with the rest of the\n"
+      "budget. Chain several to watch a deadline cross services; /metrics shows what each one stopped.");
+  static RelayOptions opts;
+  relay->add_option("--name", opts.name, "Service name, in responses and log lines")->capture_default_str();
+  relay->add_option("--address", opts.address, "Address to bind")->capture_default_str();
+  relay->add_option("--port", opts.port, "Port to bind (0: any free port)")->check(CLI::Range(0, 65535));
+  relay->add_option("--work-ms", opts.work_ms, "Work per request before calling --next")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
+  relay->add_option("--next", opts.next, "URL of the next hop (none: this is the last)");
+  relay->add_option("--max-budget-ms", opts.max_budget_ms, "The most budget any request is granted")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->capture_default_str();
+  relay->add_option("--attempt-timeout-ms", opts.attempt_timeout_ms, "Per-attempt timeout for the call to --next")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->capture_default_str();
+  relay->add_option("--grace-ms", opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}));
+  relay->add_flag("--quiet", opts.quiet, "No request log on stderr");
+  relay->callback([] {
+    const int code = RunRelay(opts);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace cutoff::cli
