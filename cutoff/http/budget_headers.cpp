@@ -204,9 +204,7 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
   auto reject = [&](const HeaderField& h, Rejection r) {
     out.rejected.push_back({std::string(h.name), std::string(h.value.substr(0, kMaxBudgetValueLength)), r});
   };
-  for (const HeaderField& h : headers) {
-    const Kind kind = Classify(h.name, policy);
-    if (kind == Kind::none) continue;
+  auto consider = [&](const HeaderField& h, Kind kind) {
     BudgetOrRejection parsed = Rejection::malformed;
     switch (kind) {
       case Kind::budget_ms:
@@ -234,7 +232,7 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
     }
     if (const auto* r = std::get_if<Rejection>(&parsed)) {
       reject(h, *r);
-      continue;
+      return;
     }
     const auto k = static_cast<std::size_t>(kind);
     const std::string_view trimmed = TrimOws(h.value);
@@ -245,6 +243,25 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
     }
     out.budget = std::min(out.budget, std::get<Duration>(parsed));
     out.from_caller = true;
+  };
+  for (const HeaderField& h : headers) {
+    const Kind kind = Classify(h.name, policy);
+    if (kind == Kind::none) continue;
+    // A proxy may have folded repeated fields into one comma-separated list (RFC 9110, 5.3):
+    // each element counts as its own value. Overlong lists are rejected whole.
+    if (h.value.find(',') == std::string_view::npos) {
+      consider(h, kind);
+    } else if (h.value.size() > 4 * kMaxBudgetValueLength) {
+      reject(h, Rejection::malformed);
+    } else {
+      std::string_view rest = h.value;
+      while (true) {
+        const auto comma = rest.find(',');
+        consider(HeaderField{h.name, rest.substr(0, comma)}, kind);
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+      }
+    }
   }
   return out;
 }

@@ -87,7 +87,8 @@ struct InboundBudget {
   std::vector<RejectedHeader> rejected;
 };
 
-// Combines every budget header in `headers` (names case-insensitive) tighten-only.
+// Combines every budget header in `headers` (names case-insensitive) tighten-only. A field
+// holding a comma-separated list (repeated fields folded by a proxy) counts as its elements.
 // `now` is local wall-clock time, used only for X-Request-Deadline.
 InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const BudgetPolicy& policy,
                                    std::chrono::system_clock::time_point now);

@@ -161,6 +161,19 @@ TEST_F(InboundBudgetTest, ConflictingDuplicatesAreCountedAndTheTightestWins) {
   EXPECT_EQ(same.budget, 500ms);
 }
 
+TEST_F(InboundBudgetTest, FoldedListsCountAsTheirElements) {
+  auto r = Parse({{"Deadline-Budget-Ms", "900, 50"}});
+  EXPECT_EQ(r.budget, 50ms);
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_EQ(r.rejected[0].reason, Rejection::conflicting);
+  auto bad = Parse({{"grpc-timeout", "100m,,x"}});
+  EXPECT_EQ(bad.budget, 100ms);
+  EXPECT_EQ(bad.rejected.size(), 2u);
+  auto huge = Parse({{"Deadline-Budget-Ms", std::string(300, '1') + ",1"}});
+  EXPECT_EQ(huge.budget, 10s);
+  EXPECT_EQ(huge.rejected.size(), 1u);
+}
+
 TEST_F(InboundBudgetTest, ABadHeaderDoesNotHideAGoodOne) {
   auto r = Parse({{"Deadline-Budget-Ms", "garbage"}, {"grpc-timeout", "300m"}});
   EXPECT_EQ(r.budget, 300ms);
