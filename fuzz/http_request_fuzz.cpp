@@ -1,0 +1,55 @@
+// Fuzzes the server's request parsing: Beast's parser configured as the server configures it
+// (header and body limits), the conversion to http::Request, and what handlers read from it
+// (path, query parameters, budget headers). Input is split in two at a point chosen by its
+// first byte, as bytes arrive in pieces from a socket.
+#include <boost/asio/buffer.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/http/internal/beast_request.hpp"
+#include "cutoff/http/message.hpp"
+
+namespace {
+
+// Feeds `bytes` to the parser; returns false on a parse error.
+bool Feed(cutoff::http::internal::BeastRequestParser& parser, std::string_view& bytes) {
+  boost::system::error_code ec;
+  while (!bytes.empty() && !parser.is_done()) {
+    const std::size_t used = parser.put(boost::asio::buffer(bytes.data(), bytes.size()), ec);
+    if (ec == boost::beast::http::error::need_more) return true;
+    if (ec) return false;
+    if (used == 0) return true;
+    bytes.remove_prefix(used);
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::size_t split = data[0] % size;
+  std::string_view first(reinterpret_cast<const char*>(data) + 1, split > 0 ? split - 1 : 0);
+  std::string_view second(reinterpret_cast<const char*>(data) + (split > 0 ? split : 1),
+                          size - (split > 0 ? split : 1));
+
+  cutoff::http::internal::BeastRequestParser parser;
+  cutoff::http::internal::configure_request_parser(parser, 16 * 1024, 64 * 1024);
+  parser.eager(true);
+  if (!Feed(parser, first) || !Feed(parser, second)) return 0;
+  if (!parser.is_done()) return 0;
+
+  const cutoff::http::Request req = cutoff::http::internal::to_request(parser.release(), "127.0.0.1:1");
+  if (req.path().size() > req.target.size()) std::abort();
+  (void)req.query();
+  (void)req.query_param("query");
+  (void)req.query_param("variables");
+  const auto headers = req.headers.views();
+  const cutoff::http::BudgetPolicy policy{.legacy_ms_headers = {"X-Client-Timeout-Ms"}};
+  const auto inbound = cutoff::http::parse_inbound_budget(headers, policy, std::chrono::system_clock::now());
+  if (inbound.budget > policy.max_budget || inbound.budget < cutoff::Duration::zero()) std::abort();
+  return 0;
+}
