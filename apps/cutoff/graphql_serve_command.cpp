@@ -80,6 +80,7 @@ int RunServe(const ServeOptions& opts) {
   server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
   server_options.budget.legacy_ms_headers = {"X-Client-Timeout-Ms"};
   server_options.metrics = &registry;
+  server_options.one_io_thread = opts.threads == 1;
   if (!opts.quiet) {
     server_options.log = [&log_mu](std::string_view line) {
       std::lock_guard lock(log_mu);

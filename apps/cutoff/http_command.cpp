@@ -56,6 +56,7 @@ int RunRelay(const RelayOptions& opts) {
   http::ServerOptions server_options;
   server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
   server_options.metrics = &registry;
+  server_options.one_io_thread = true;
   const std::string name = opts.name;
   if (!opts.quiet) {
     server_options.log = [&log_mu, name](std::string_view line) {

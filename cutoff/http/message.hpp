@@ -42,6 +42,7 @@ class Headers {
   // The fields as views for parse_inbound_budget().
   std::vector<HeaderField> views() const;
   bool empty() const noexcept { return fields_.empty(); }
+  void reserve(std::size_t n) { fields_.reserve(n); }
 
  private:
   std::vector<Field> fields_;

@@ -11,6 +11,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -21,7 +22,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <cerrno>
@@ -125,6 +125,60 @@ std::string_view ReadErrorCode(int status) {
   }
 }
 
+bool ValidFieldName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u >= 0x7f || c == ':' || c == '(' || c == ')' || c == ',' || c == ';' || c == '"' ||
+        c == '/' || c == '[' || c == ']' || c == '?' || c == '=' || c == '{' || c == '}' || c == '\\' || c == '<' ||
+        c == '>' || c == '@')
+      return false;
+  }
+  return true;
+}
+
+bool ValidFieldValue(std::string_view value) {
+  for (char c : value)
+    if (c == '\r' || c == '\n' || c == '\0') return false;
+  return true;
+}
+
+// The status line and header block of `r`: one contiguous buffer, written together with the
+// body in a single gathered send. Framing fields (Content-Length, Connection,
+// Transfer-Encoding) are the server's; fields a handler set that would break the framing
+// (CR, LF or NUL in a value, a malformed name) are dropped, never written.
+std::string SerializeHead(const Response& r, unsigned version, bool keep_alive, bool* dropped) {
+  std::string out;
+  out.reserve(96 + r.headers.fields().size() * 48);
+  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  out += std::to_string(r.status);
+  out += ' ';
+  out += reason_phrase(r.status);
+  out += "\r\n";
+  for (const auto& f : r.headers.fields()) {
+    if (iequals(f.name, "Content-Length") || iequals(f.name, "Connection") || iequals(f.name, "Transfer-Encoding"))
+      continue;
+    if (!ValidFieldName(f.name) || !ValidFieldValue(f.value)) {
+      *dropped = true;
+      continue;
+    }
+    out += f.name;
+    out += ": ";
+    out += f.value;
+    out += "\r\n";
+  }
+  const bool bodiless = (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
+  if (!bodiless) {
+    out += "Content-Length: ";
+    out += std::to_string(r.body.size());
+    out += "\r\n";
+  }
+  if (version >= 11 && !keep_alive) out += "Connection: close\r\n";
+  if (version < 11 && keep_alive) out += "Connection: keep-alive\r\n";
+  out += "\r\n";
+  return out;
+}
+
 std::string RemoteAddress(const tcp::socket& socket) {
   boost::system::error_code ec;
   const auto ep = socket.remote_endpoint(ec);
@@ -135,38 +189,77 @@ std::string RemoteAddress(const tcp::socket& socket) {
 }  // namespace
 
 // One accepted connection. Lives as long as its session coroutine; the server keeps a weak
-// reference to reach it at shutdown. Touched only on its strand.
+// reference to reach it (sweeper, shutdown). Touched only on its executor, except the atomic
+// read deadline.
+//
+// One cancellation signal serves the whole session: it cancels whatever the session awaits,
+// a read (timeout, shutdown) or the handler (its context stopped). Emissions are posted to the
+// connection's executor and checked against `generation`, so a late one never hits the next
+// phase. This costs no timer and no extra coroutine per request.
 struct Connection : std::enable_shared_from_this<Connection> {
-  explicit Connection(tcp::socket socket) : stream(std::move(socket)), read_timer(stream.get_executor()) {}
+  Connection(tcp::socket socket, asio::any_io_executor ex) : stream(std::move(socket)), executor(std::move(ex)) {}
   beast::tcp_stream stream;
-  // Read timeouts cancel the read instead of closing the socket (as tcp_stream's own expiry
-  // would), so that a slow client can still be told 408.
-  asio::steady_timer read_timer;
-  asio::cancellation_signal read_cancel;
-  std::uint64_t read_generation = 0;
-  bool read_timed_out = false;
-
-  // Arms the read timer; the returned token cancels the read when it fires.
-  auto TimedRead(Duration timeout) {
-    const auto generation = ++read_generation;
-    read_timed_out = false;
-    read_timer.expires_after(timeout);
-    read_timer.async_wait([self = shared_from_this(), generation](const boost::system::error_code& ec) {
-      if (ec || self->read_generation != generation) return;
-      self->read_timed_out = true;
-      self->read_cancel.emit(asio::cancellation_type::terminal);
-    });
-    return asio::bind_cancellation_slot(read_cancel.slot(), as_tuple(use_awaitable));
-  }
-  void ReadDone() {
-    ++read_generation;
-    read_timer.cancel();
-  }
+  asio::any_io_executor executor;
+  asio::cancellation_signal cancel;
+  std::uint64_t generation = 0;
+  // Steady-clock nanoseconds after which the pending read or write is cancelled by the sweeper;
+  // 0: none.
+  std::atomic<std::int64_t> io_deadline{0};
+  bool io_timed_out = false;
 
   bool busy = false;         // a request (or a WebSocket) is being served
+  bool watching = false;     // a disconnect watch is pending
   bool websocket = false;
   bool close_after = false;  // answer the current request, then close
   std::optional<CancelSource> source;
+
+  void SetIoDeadline(Duration timeout) {
+    io_timed_out = false;
+    io_deadline.store((std::chrono::steady_clock::now() + timeout).time_since_epoch().count(),
+                        std::memory_order_relaxed);
+  }
+  void ClearIoDeadline() { io_deadline.store(0, std::memory_order_relaxed); }
+
+  // On the connection's executor: cancels the read or write if `deadline` is still the one
+  // pending.
+  void IoExpired(std::int64_t deadline) {
+    if (deadline == 0 || io_deadline.load(std::memory_order_relaxed) != deadline) return;
+    io_deadline.store(0, std::memory_order_relaxed);
+    io_timed_out = true;
+    cancel.emit(asio::cancellation_type::terminal);
+  }
+
+  // On the connection's executor: cancels the handler of request `gen`, after `grace`.
+  void StopHandler(std::uint64_t gen, Duration grace) {
+    if (!busy || generation != gen) return;
+    if (grace <= Duration::zero()) {
+      cancel.emit(asio::cancellation_type::terminal);
+      return;
+    }
+    auto timer = std::make_shared<asio::steady_timer>(executor, grace);
+    timer->async_wait([self = shared_from_this(), gen, timer](const boost::system::error_code& ec) {
+      if (!ec && self->busy && self->generation == gen) self->cancel.emit(asio::cancellation_type::terminal);
+    });
+  }
+
+  // Watches the socket while request `gen` is handled: a peer that closes (or resets) stops
+  // the request's context with `cancelled`. Bytes of a pipelined request end the watch.
+  void WatchDisconnect(std::uint64_t gen) {
+    stream.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), gen](
+                                                           const boost::system::error_code& ec) {
+      if (ec == asio::error::operation_aborted || !self->busy || self->generation != gen) return;
+      if (!ec) {
+        char byte;
+        const ssize_t n = ::recv(self->stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0) return;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+          self->WatchDisconnect(gen);
+          return;
+        }
+      }
+      if (self->source) self->source->request_stop(StopReason::cancelled);
+    });
+  }
 };
 
 struct RouteEntry {
@@ -308,6 +401,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
       // The last connection is gone: let the io_context run out of work.
       asio::post(control, [self = shared_from_this()] {
         if (self->grace_timer) self->grace_timer->cancel();
+        if (self->sweep_timer) self->sweep_timer->cancel();
       });
     }
   }
@@ -331,11 +425,20 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   }
 
   asio::awaitable<void> AcceptLoop(std::shared_ptr<Impl> self, tcp::acceptor& acceptor);
+  // Writes `r` in one gathered send, bounded by `timeout` (through the sweeper). False when
+  // the connection failed or timed out.
+  asio::awaitable<bool> WriteResponse(Connection& c, const Response& r, unsigned version, bool keep_alive,
+                                      bool head_only, Duration timeout);
   asio::awaitable<void> Session(std::shared_ptr<Impl> self, std::shared_ptr<Connection> c);
   asio::awaitable<std::optional<Response>> Dispatch(Connection& c, RouteEntry* route, Request& req);
   asio::awaitable<void> ServeWebSocket(Connection& c, RouteEntry& route, internal::BeastRequest beast_request,
                                        Request req);
   void BeginShutdown(Duration grace);
+  // Every sweep_interval, cancels reads past their deadline: one timer for all connections
+  // instead of one per read.
+  void Sweep();
+  std::unique_ptr<asio::steady_timer> sweep_timer;
+  Duration sweep_interval{};
 };
 
 namespace {
@@ -352,38 +455,9 @@ asio::awaitable<Response> RunHandler(const Handler& handler, const Request& req,
     co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
   } catch (const std::exception& e) {
     co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
+  } catch (...) {
+    co_return ErrorResponse(ErrorCode::internal, "unknown exception", ctx.request_id());
   }
-}
-
-// Completes when the client is gone (the stop is requested first). Pipelined bytes make the
-// socket readable without a disconnect; the watch then gives up and waits to be cancelled.
-asio::awaitable<void> WatchDisconnect(tcp::socket& socket, CancelSource source) {
-  for (;;) {
-    auto [ec] = co_await socket.async_wait(tcp::socket::wait_read, as_tuple(use_awaitable));
-    if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) co_return;
-    if (!ec) {
-      char byte;
-      const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (n > 0) {
-        asio::steady_timer forever(socket.get_executor(), asio::steady_timer::time_point::max());
-        co_await forever.async_wait(as_tuple(use_awaitable));
-        co_return;
-      }
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-    }
-    source.request_stop(StopReason::cancelled);
-    co_return;
-  }
-}
-
-// Completes `grace` after `ctx` stops, with the stop's reason.
-asio::awaitable<StopReason> StoppedThenGrace(const Context& ctx, Duration grace) {
-  const StopReason reason = co_await async_wait_stop(ctx, use_awaitable);
-  if (grace > Duration::zero()) {
-    asio::steady_timer wait(co_await asio::this_coro::executor, grace);
-    co_await wait.async_wait(use_awaitable);
-  }
-  co_return reason;
 }
 
 class BeastWebSocket final : public WebSocket {
@@ -444,25 +518,27 @@ std::string ChooseSubprotocol(std::string_view offered, const std::vector<std::s
 
 asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::acceptor& acceptor) {
   for (;;) {
-    auto strand = asio::make_strand(executor);
-    auto [ec, socket] = co_await acceptor.async_accept(strand, as_tuple(use_awaitable));
+    // Each connection on its own strand, unless the io_context runs on one thread anyway.
+    asio::any_io_executor conn_executor =
+        options.one_io_thread ? executor : asio::any_io_executor(asio::make_strand(executor));
+    auto [ec, socket] = co_await acceptor.async_accept(conn_executor, as_tuple(use_awaitable));
     if (shutting_down.load()) co_return;
     if (ec) {
       if (ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor) co_return;
       // Out of descriptors or a transient network error: back off briefly, keep serving.
-      asio::steady_timer pause(executor, std::chrono::milliseconds(10));
+      asio::steady_timer pause(control, std::chrono::milliseconds(10));
       co_await pause.async_wait(as_tuple(use_awaitable));
       continue;
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     socket.set_option(asio::socket_base::keep_alive(true), ignored);
-    auto c = std::make_shared<Connection>(std::move(socket));
+    auto c = std::make_shared<Connection>(std::move(socket), conn_executor);
     if (connections.fetch_add(1) >= options.limits.max_connections) {
       connections.fetch_sub(1);
       CountBadRequest("too_many_connections");
       asio::co_spawn(
-          strand,
+          conn_executor,
           [c]() -> asio::awaitable<void> {
             static constexpr std::string_view kBusy =
                 "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
@@ -478,9 +554,51 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
       continue;
     }
     if (connections_gauge) connections_gauge->add(1);
-    Track(c, strand);
-    asio::co_spawn(strand, Session(self, std::move(c)), asio::detached);
+    Track(c, conn_executor);
+    asio::cancellation_signal& signal = c->cancel;
+    asio::co_spawn(conn_executor, Session(self, c), asio::bind_cancellation_slot(signal.slot(), asio::detached));
   }
+}
+
+asio::awaitable<bool> Server::Impl::WriteResponse(Connection& c, const Response& r, unsigned version,
+                                                  bool keep_alive, bool head_only, Duration timeout) {
+  bool dropped = false;
+  const std::string head = SerializeHead(r, version, keep_alive, &dropped);
+  if (dropped) {
+    CountBadRequest("invalid_response_header");
+    Log("{\"event\":\"response_header_dropped\",\"reason\":\"a handler set a header that is not valid HTTP\"}");
+  }
+  const bool bodiless = head_only || (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
+  const std::array<asio::const_buffer, 2> buffers{asio::buffer(head),
+                                                   bodiless ? asio::const_buffer() : asio::buffer(r.body)};
+  c.SetIoDeadline(timeout);
+  auto [ec, n] = co_await asio::async_write(c.stream.socket(), buffers, as_tuple(use_awaitable));
+  c.ClearIoDeadline();
+  co_return !ec;
+}
+
+void Server::Impl::Sweep() {
+  sweep_timer->expires_after(sweep_interval);
+  sweep_timer->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (self->shutting_down.load() && self->connections.load() == 0) return;
+    const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+    {
+      std::lock_guard lock(self->mu);
+      for (auto it = self->live.begin(); it != self->live.end();) {
+        auto c = it->first.lock();
+        if (!c) {
+          it = self->live.erase(it);
+          continue;
+        }
+        const std::int64_t deadline = c->io_deadline.load(std::memory_order_relaxed);
+        if (deadline != 0 && now >= deadline)
+          asio::post(it->second, [c, deadline] { c->IoExpired(deadline); });
+        ++it;
+      }
+    }
+    self->Sweep();
+  });
 }
 
 // `keep_alive` holds the server state for as long as the session runs.
@@ -492,47 +610,48 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
   const auto& limits = options.limits;
   const std::string remote = RemoteAddress(c->stream.socket());
   beast::flat_buffer buffer(limits.max_header_bytes + limits.max_body_bytes + 64 * 1024);
+  // Cancelled reads complete with operation_aborted instead of throwing; the handler phase
+  // turns throwing back on (see Dispatch).
+  co_await asio::this_coro::throw_if_cancelled(false);
   try {
     for (;;) {
       if (shutting_down.load()) break;
       // Between requests: wait for the first byte under the idle timeout.
+      co_await asio::this_coro::reset_cancellation_state();
       if (buffer.size() == 0) {
-        auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), c->TimedRead(limits.idle_timeout));
-        c->ReadDone();
+        c->SetIoDeadline(limits.idle_timeout);
+        auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
+        c->ClearIoDeadline();
         if (ec) break;
         buffer.commit(n);
       }
       internal::BeastRequestParser parser;
       internal::configure_request_parser(parser, limits.max_header_bytes, limits.max_body_bytes);
-      auto [hec, hn] = co_await bhttp::async_read_header(c->stream, buffer, parser, c->TimedRead(limits.header_timeout));
-      c->ReadDone();
-      boost::system::error_code ec = c->read_timed_out ? beast::error::timeout : hec;
+      c->SetIoDeadline(limits.header_timeout);
+      auto [hec, hn] = co_await bhttp::async_read_header(c->stream, buffer, parser, as_tuple(use_awaitable));
+      c->ClearIoDeadline();
+      boost::system::error_code ec = c->io_timed_out ? beast::error::timeout : hec;
       if (!ec && !parser.is_done()) {
         const auto expect = parser.get()[bhttp::field::expect];
         if (iequals(expect, "100-continue")) {
           static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-          c->stream.expires_after(limits.write_timeout);
-          co_await asio::async_write(c->stream, asio::buffer(kContinue.data(), kContinue.size()),
+          c->SetIoDeadline(limits.write_timeout);
+          co_await asio::async_write(c->stream.socket(), asio::buffer(kContinue.data(), kContinue.size()),
                                      as_tuple(use_awaitable));
-          c->stream.expires_never();
+          c->ClearIoDeadline();
         }
-        auto [bec, bn] = co_await bhttp::async_read(c->stream, buffer, parser, c->TimedRead(limits.body_timeout));
-        c->ReadDone();
-        ec = c->read_timed_out ? beast::error::timeout : bec;
+        c->SetIoDeadline(limits.body_timeout);
+        auto [bec, bn] = co_await bhttp::async_read(c->stream, buffer, parser, as_tuple(use_awaitable));
+        c->ClearIoDeadline();
+        ec = c->io_timed_out ? beast::error::timeout : bec;
       }
       if (ec) {
         const int status = StatusForReadError(ec);
         if (status == 0) break;
+        co_await asio::this_coro::reset_cancellation_state();
         CountBadRequest(ReadErrorCode(status));
         Response r = PlainError(status, ReadErrorCode(status), ec.message());
-        bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(status), 11};
-        out.reason(reason_phrase(status));
-        for (const auto& f : r.headers.fields()) out.set(f.name, f.value);
-        out.body() = std::move(r.body);
-        out.keep_alive(false);
-        out.prepare_payload();
-        c->stream.expires_after(std::chrono::seconds(2));
-        co_await bhttp::async_write(c->stream, out, as_tuple(use_awaitable));
+        co_await WriteResponse(*c, r, 11, false, false, std::chrono::seconds(2));
         break;
       }
 
@@ -563,16 +682,8 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
       CountRequest(route, res->status, std::chrono::steady_clock::now() - started);
 
       const bool keep = keep_alive && !shutting_down.load() && !c->close_after;
-      bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(res->status), req.version};
-      out.reason(reason_phrase(res->status));
-      for (const auto& f : res->headers.fields()) out.insert(f.name, f.value);
-      out.body() = std::move(res->body);
-      out.keep_alive(keep);
-      out.prepare_payload();
-      c->stream.expires_after(limits.write_timeout);
-      auto [wec, wn] = co_await bhttp::async_write(c->stream, out, as_tuple(use_awaitable));
-      c->stream.expires_never();
-      if (wec || !keep) break;
+      const bool written = co_await WriteResponse(*c, *res, req.version, keep, req.method == "HEAD", limits.write_timeout);
+      if (!written || !keep) break;
     }
   } catch (const std::exception& e) {
     std::string line = "{\"event\":\"connection_error\",\"message\":";
@@ -628,42 +739,60 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
       res = ErrorResponse(ErrorCode::deadline_exceeded, "the request's budget was already spent on arrival",
                           request_id);
     } else {
-      const std::string operation = values.operation;
       const Context base = Background().with_values(std::move(values));
       auto [ctx, source] = base.with_cancel(Deadline::after(*budget, base.clock()));
       c.busy = true;
       c.source = source;
+      const std::uint64_t gen = ++c.generation;
       in_flight.fetch_add(1);
       if (in_flight_gauge) in_flight_gauge->add(1);
       std::atomic<std::int64_t> stopped_at{0};
-      CancelCallback on_stop(ctx.token(), [&stopped_at](StopReason) noexcept {
-        stopped_at.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-      });
-      using namespace asio::experimental::awaitable_operators;
-      auto outcome = co_await (RunHandler(route->handler, req, ctx) ||
-                               WatchDisconnect(c.stream.socket(), source) ||
-                               StoppedThenGrace(ctx, route->options.stop_grace));
-      const StopReason reason = ctx.stop_reason();
-      stop = reason;
-      if (outcome.index() == 0) {
-        res = std::move(std::get<0>(outcome));
-      } else if (reason != StopReason::cancelled && reason != StopReason::none) {
-        res = ErrorResponse(error_code_for(reason), std::string(cutoff::info(error_code_for(reason)).summary),
-                            request_id);
+      {
+        // A stop (deadline, disconnect, shutdown) cancels the handler through the session's
+        // cancellation signal, on the connection's executor, after the route's grace.
+        std::shared_ptr<Connection> self = c.shared_from_this();
+        const Duration grace = route->options.stop_grace;
+        CancelCallback on_stop(ctx.token(), [&stopped_at, self, gen, grace](StopReason) noexcept {
+          stopped_at.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+          asio::post(self->executor, [self, gen, grace] { self->StopHandler(gen, grace); });
+        });
+        // The watch is armed from the executor's queue: a handler that answers without ever
+        // suspending is done before it runs, and never pays for it (an epoll_ctl per request).
+        c.watching = false;
+        asio::post(c.executor, [self, gen] {
+          if (!self->busy || self->generation != gen) return;
+          self->watching = true;
+          self->WatchDisconnect(gen);
+        });
+        co_await asio::this_coro::throw_if_cancelled(true);
+        Response handled = co_await RunHandler(route->handler, req, ctx);
+        co_await asio::this_coro::throw_if_cancelled(false);
+        c.busy = false;
+        ++c.generation;
+        if (c.watching) {
+          boost::system::error_code ignored;
+          c.stream.socket().cancel(ignored);  // ends the disconnect watch
+        }
+        co_await asio::this_coro::reset_cancellation_state();
+        const StopReason reason = ctx.stop_reason();
+        stop = reason;
+        // A client that went away gets nothing; otherwise the handler's answer (for a stopped
+        // handler, RunHandler already turned the stop into the taxonomy's response).
+        if (reason != StopReason::cancelled) res = std::move(handled);
       }
-      if (reason != StopReason::none) {
+      const std::string& operation = route->options.name.empty() ? route->path : route->options.name;
+      if (stop != StopReason::none) {
         const auto stop_ns = stopped_at.load(std::memory_order_relaxed);
         if (overshoot && stop_ns != 0)
           overshoot->observe(std::max(0.0, Seconds(std::chrono::steady_clock::now().time_since_epoch() -
                                                    std::chrono::steady_clock::duration(stop_ns))));
         if (deadline) {
-          if (reason == StopReason::deadline_exceeded) deadline->deadline_exceeded.with({operation, ""}).inc();
-          deadline->stopped.with({operation, "", std::string(to_string(reason))}).inc();
+          if (stop == StopReason::deadline_exceeded) deadline->deadline_exceeded.with({operation, ""}).inc();
+          deadline->stopped.with({operation, "", std::string(to_string(stop))}).inc();
         }
       }
       in_flight.fetch_sub(1);
       if (in_flight_gauge) in_flight_gauge->add(-1);
-      c.busy = false;
       c.source.reset();
     }
   }
@@ -765,7 +894,10 @@ void Server::Impl::BeginShutdown(Duration grace) {
       boost::system::error_code ignored;
       c.stream.socket().close(ignored);
     });
-    if (self->connections.load() == 0) return;
+    if (self->connections.load() == 0) {
+      if (self->sweep_timer) self->sweep_timer->cancel();
+      return;
+    }
     self->grace_timer = std::make_unique<asio::steady_timer>(self->control, grace);
     self->grace_timer->async_wait([self](const boost::system::error_code& ec) {
       if (ec) return;  // every connection closed in time
@@ -839,6 +971,13 @@ std::uint16_t Server::listen(std::string_view address, std::uint16_t port) {
   const auto bound = acceptor->local_endpoint().port();
   tcp::acceptor& ref = *acceptor;
   impl_->acceptors.push_back(std::move(acceptor));
+  if (!impl_->sweep_timer) {
+    const auto& l = impl_->options.limits;
+    const Duration shortest = std::min({l.idle_timeout, l.header_timeout, l.body_timeout});
+    impl_->sweep_interval = std::clamp<Duration>(shortest / 8, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
+    impl_->sweep_timer = std::make_unique<asio::steady_timer>(impl_->control);
+    asio::post(impl_->control, [impl = impl_] { impl->Sweep(); });
+  }
   asio::co_spawn(impl_->control, impl_->AcceptLoop(impl_, ref), asio::detached);
   return bound;
 }

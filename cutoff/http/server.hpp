@@ -31,7 +31,8 @@
 // - `/metrics` (Prometheus text) and `/healthz` are served when enabled.
 //
 // Threads: run the io_context on as many threads as you like; each connection runs on its
-// own strand, so a request's coroutine tree never runs on two threads at once.
+// own strand, so a request's coroutine tree never runs on two threads at once (set
+// `one_io_thread` when only one thread runs it, to skip the strands).
 #ifndef CUTOFF_HTTP_SERVER_HPP_
 #define CUTOFF_HTTP_SERVER_HPP_
 
@@ -100,6 +101,9 @@ struct ServerOptions {
   bool bind_deadlines = true;
   // Deadline timers; null: the process-wide service.
   DeadlineTimerService* timers = nullptr;
+  // The io_context runs on a single thread: connections then skip their strands (cheaper).
+  // Leave false when several threads run it.
+  bool one_io_thread = false;
 };
 
 class Server {

@@ -196,6 +196,13 @@ class BasicServer : public ServerFixture {
       throw Error(ErrorCode::overloaded, "bulkhead full");
       co_return Response{};
     });
+    s.route("GET", "/split", [](const Request&, const Context&) -> asio::awaitable<Response> {
+      Response r = Response::text(200, "body");
+      r.headers.set("X-Injected", "a\r\nSet-Cookie: evil=1");
+      r.headers.set("X-Fine", "yes");
+      r.headers.set("Content-Length", "999");
+      co_return r;
+    });
     s.route("GET", "/bug", [](const Request&, const Context&) -> asio::awaitable<Response> {
       throw std::runtime_error("secret detail at 0xdeadbeef");
       co_return Response{};
@@ -328,6 +335,24 @@ TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
   auto bug = Get("/bug");
   EXPECT_EQ(bug.result_int(), 500);
   EXPECT_EQ(bug.body().find("deadbeef"), std::string::npos);
+}
+
+TEST_F(BasicServer, HeadersThatWouldSplitTheResponseAreDropped) {
+  Start();
+  const std::string raw = Raw("GET /split HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(raw.find("evil"), std::string::npos) << raw;
+  EXPECT_NE(raw.find("X-Fine: yes\r\n"), std::string::npos);
+  EXPECT_NE(raw.find("Content-Length: 4\r\n"), std::string::npos);
+  EXPECT_NE(raw.find("Connection: close\r\n"), std::string::npos);
+  EXPECT_EQ(raw.substr(raw.size() - 4), "body");
+  EXPECT_EQ(MetricValue("cutoff_http_bad_requests_total{reason=\"invalid_response_header\"}"), 1);
+}
+
+TEST_F(BasicServer, Http10AndHead) {
+  Start();
+  std::string raw = Raw("GET /hello HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(raw.substr(0, 17), "HTTP/1.0 200 OK\r\n");
+  EXPECT_NE(raw.find("hello world"), std::string::npos);
 }
 
 TEST_F(BasicServer, MetricsAndHealth) {

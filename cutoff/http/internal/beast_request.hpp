@@ -28,6 +28,7 @@ inline Request to_request(BeastRequest&& in, std::string remote_address) {
   out.method = std::string(in.method_string());
   out.target = std::string(in.target());
   out.version = in.version();
+  out.headers.reserve(16);
   for (const auto& field : in) out.headers.add(field.name_string(), field.value());
   out.body = std::move(in.body());
   out.remote_address = std::move(remote_address);

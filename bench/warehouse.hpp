@@ -1,0 +1,103 @@
+// The warehouse benchmark's schema, data and operation (8,003 fields), shared by graphql_bench
+// and http_bench_server so both measure the same work.
+//
+//   auto schema = cutoff::bench::BuildWarehouseSchema(/*async=*/false);
+//   auto parsed = cutoff::graphql::parse(cutoff::bench::kWarehouseQuery);
+#ifndef CUTOFF_BENCH_WAREHOUSE_HPP_
+#define CUTOFF_BENCH_WAREHOUSE_HPP_
+
+#include <algorithm>
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cutoff/graphql/schema.hpp"
+
+namespace cutoff::bench {
+
+namespace warehouse_detail {
+namespace asio = boost::asio;
+namespace gql = cutoff::graphql;
+using gql::Data;
+using gql::FieldContext;
+inline constexpr const char* kSchema = R"(
+  type Query { warehouse(id: ID!): Warehouse }
+  type Warehouse { id: ID! name: String! bins(first: Int!): [Bin!]! }
+  type Bin { id: ID! sku: String! qty: Int! location: String stock: Stock }
+  type Stock { onHand: Int! reserved: Int! valuation: Float }
+)";
+inline constexpr const char* kQuery =
+    R"({ warehouse(id: "w1") { id name bins(first: 1000) { id sku qty location stock { onHand reserved valuation } } } })";
+inline constexpr int kFieldsPerOperation = 8003;
+
+struct Stock {
+  int on_hand, reserved;
+  double valuation;
+};
+struct Bin {
+  std::string id, sku, location;
+  int qty;
+  Stock stock;
+};
+struct Warehouse {
+  std::string id, name;
+  std::vector<Bin> bins;
+};
+
+inline const Warehouse& Data1000() {
+  static const Warehouse w = [] {
+    Warehouse built{"w1", "Main warehouse", {}};
+    for (int i = 0; i < 1000; ++i)
+      built.bins.push_back(Bin{"b" + std::to_string(i), "SKU-" + std::to_string(i), "A" + std::to_string(i % 40), i,
+                           Stock{i, i >> 1, i * 1.5}});
+    return built;
+  }();
+  return w;
+}
+
+inline std::unique_ptr<gql::Schema> BuildSchema(bool async) {
+  auto built = gql::Schema::from_sdl(kSchema);
+  auto& s = *built.schema;
+  s.resolve("Query", "warehouse", [](FieldContext&) { return Data::object(&Data1000()); });
+  s.resolve("Warehouse", "id", [](FieldContext& f) { return Data::borrow(f.parent.as<Warehouse>()->id); });
+  s.resolve("Warehouse", "name", [](FieldContext& f) { return Data::borrow(f.parent.as<Warehouse>()->name); });
+  s.resolve("Warehouse", "bins", [](FieldContext& f) {
+    const auto& bins = f.parent.as<Warehouse>()->bins;
+    const auto n = std::min<std::size_t>(bins.size(), static_cast<std::size_t>(f.arg("first")->as_int64()));
+    Data::List out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(Data::object(&bins[i]));
+    return Data::list(std::move(out));
+  });
+  s.resolve("Bin", "id", [](FieldContext& f) { return Data::borrow(f.parent.as<Bin>()->id); });
+  s.resolve("Bin", "sku", [](FieldContext& f) { return Data::borrow(f.parent.as<Bin>()->sku); });
+  s.resolve("Bin", "qty", [](FieldContext& f) { return Data::from(f.parent.as<Bin>()->qty); });
+  s.resolve("Bin", "location", [](FieldContext& f) { return Data::borrow(f.parent.as<Bin>()->location); });
+  s.resolve("Stock", "onHand", [](FieldContext& f) { return Data::from(f.parent.as<Stock>()->on_hand); });
+  s.resolve("Stock", "reserved", [](FieldContext& f) { return Data::from(f.parent.as<Stock>()->reserved); });
+  if (async) {
+    s.resolve_async("Bin", "stock", [](FieldContext& f) -> asio::awaitable<Data> {
+      co_return Data::object(&f.parent.as<Bin>()->stock);
+    });
+    s.resolve_async("Stock", "valuation", [](FieldContext& f) -> asio::awaitable<Data> {
+      co_return Data::from(f.parent.as<Stock>()->valuation);
+    });
+  } else {
+    s.resolve("Bin", "stock", [](FieldContext& f) { return Data::object(&f.parent.as<Bin>()->stock); });
+    s.resolve("Stock", "valuation", [](FieldContext& f) { return Data::from(f.parent.as<Stock>()->valuation); });
+  }
+  return std::move(built.schema);
+}
+
+}  // namespace warehouse_detail
+
+inline constexpr const char* kWarehouseSchema = warehouse_detail::kSchema;
+inline constexpr const char* kWarehouseQuery = warehouse_detail::kQuery;
+inline constexpr int kWarehouseFields = warehouse_detail::kFieldsPerOperation;
+// Synchronous resolvers, or asynchronous ones for Bin.stock and Stock.valuation.
+inline std::unique_ptr<graphql::Schema> BuildWarehouseSchema(bool async) { return warehouse_detail::BuildSchema(async); }
+
+}  // namespace cutoff::bench
+
+#endif  // CUTOFF_BENCH_WAREHOUSE_HPP_
