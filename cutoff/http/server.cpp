@@ -425,6 +425,19 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   }
 
   asio::awaitable<void> AcceptLoop(std::shared_ptr<Impl> self, tcp::acceptor& acceptor);
+  // Runs the route's handler and turns anything it throws into a response: the taxonomy's
+  // status for cutoff::Error, 500 (details logged, not sent) for anything else.
+  asio::awaitable<Response> RunHandler(const RouteEntry& route, const Request& req, const Context& ctx);
+  void LogInternal(const Context& ctx, std::string_view what) const {
+    std::string line = "{\"event\":\"handler_error\",\"request_id\":";
+    append_json_string(line, ctx.request_id());
+    line += ",\"operation\":";
+    append_json_string(line, ctx.operation());
+    line += ",\"message\":";
+    append_json_string(line, what);
+    line += "}";
+    Log(line);
+  }
   // Writes `r` in one gathered send, bounded by `timeout` (through the sweeper). False when
   // the connection failed or timed out.
   asio::awaitable<bool> WriteResponse(Connection& c, const Response& r, unsigned version, bool keep_alive,
@@ -442,23 +455,6 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
 };
 
 namespace {
-
-// Runs the route's handler and turns anything it throws into a response.
-asio::awaitable<Response> RunHandler(const Handler& handler, const Request& req, const Context& ctx) {
-  try {
-    co_return co_await handler(req, ctx);
-  } catch (const Error& e) {
-    co_return ErrorResponse(e.code(), e.message(), ctx.request_id());
-  } catch (const boost::system::system_error& e) {
-    // A handler cancelled because its context stopped reports the stop, not the abort.
-    if (ctx.stop_requested()) co_return ErrorResponse(error_code_for(ctx.stop_reason()), {}, ctx.request_id());
-    co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
-  } catch (const std::exception& e) {
-    co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
-  } catch (...) {
-    co_return ErrorResponse(ErrorCode::internal, "unknown exception", ctx.request_id());
-  }
-}
 
 class BeastWebSocket final : public WebSocket {
  public:
@@ -557,6 +553,31 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
     Track(c, conn_executor);
     asio::cancellation_signal& signal = c->cancel;
     asio::co_spawn(conn_executor, Session(self, c), asio::bind_cancellation_slot(signal.slot(), asio::detached));
+  }
+}
+
+asio::awaitable<Response> Server::Impl::RunHandler(const RouteEntry& route, const Request& req,
+                                                   const Context& ctx) {
+  try {
+    co_return co_await route.handler(req, ctx);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::commit_ambiguous && deadline) deadline->commit_ambiguous.with({ctx.operation()}).inc();
+    if (e.code() == ErrorCode::internal) LogInternal(ctx, e.message());
+    co_return ErrorResponse(e.code(), e.message(), ctx.request_id());
+  } catch (const boost::system::system_error& e) {
+    // A handler cancelled because its context stopped reports the stop, not the abort.
+    if (ctx.stop_requested()) {
+      const ErrorCode code = error_code_for(ctx.stop_reason());
+      co_return ErrorResponse(code, cutoff::info(code).summary, ctx.request_id());
+    }
+    LogInternal(ctx, e.what());
+    co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
+  } catch (const std::exception& e) {
+    LogInternal(ctx, e.what());
+    co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
+  } catch (...) {
+    LogInternal(ctx, "unknown exception");
+    co_return ErrorResponse(ErrorCode::internal, "unknown exception", ctx.request_id());
   }
 }
 
@@ -722,7 +743,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   const bool bind = options.bind_deadlines && route->options.bind_deadline;
   if (!bind) {
     const Context ctx = Background().with_values(std::move(values));
-    res = co_await RunHandler(route->handler, req, ctx);
+    res = co_await RunHandler(*route, req, ctx);
   } else {
     const auto headers = req.headers.views();
     const InboundBudget inbound = parse_inbound_budget(headers, options.budget, std::chrono::system_clock::now());
@@ -765,7 +786,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
           self->WatchDisconnect(gen);
         });
         co_await asio::this_coro::throw_if_cancelled(true);
-        Response handled = co_await RunHandler(route->handler, req, ctx);
+        Response handled = co_await RunHandler(*route, req, ctx);
         co_await asio::this_coro::throw_if_cancelled(false);
         c.busy = false;
         ++c.generation;

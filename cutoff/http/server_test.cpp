@@ -203,6 +203,10 @@ class BasicServer : public ServerFixture {
       r.headers.set("Content-Length", "999");
       co_return r;
     });
+    s.route("POST", "/ambiguous", [](const Request&, const Context&) -> asio::awaitable<Response> {
+      throw Error(ErrorCode::commit_ambiguous, "the commit may have happened");
+      co_return Response{};
+    }, {.name = "PlaceOrder"});
     s.route("GET", "/bug", [](const Request&, const Context&) -> asio::awaitable<Response> {
       throw std::runtime_error("secret detail at 0xdeadbeef");
       co_return Response{};
@@ -335,6 +339,13 @@ TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
   auto bug = Get("/bug");
   EXPECT_EQ(bug.result_int(), 500);
   EXPECT_EQ(bug.body().find("deadbeef"), std::string::npos);
+  bool logged = false;  // ... but the log has them
+  for (const auto& line : Log()) logged |= line.find("deadbeef") != std::string::npos;
+  EXPECT_TRUE(logged);
+  auto s = Connect();
+  bhttp::request<bhttp::string_body> post{bhttp::verb::post, "/ambiguous", 11};
+  EXPECT_EQ(Send(s, std::move(post)).result_int(), 500);
+  EXPECT_EQ(MetricValue("cutoff_commit_ambiguous_total{operation=\"PlaceOrder\"}"), 1);
 }
 
 TEST_F(BasicServer, HeadersThatWouldSplitTheResponseAreDropped) {
