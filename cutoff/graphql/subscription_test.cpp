@@ -12,6 +12,7 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/executor.hpp"
+#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/validation.hpp"
 #include "cutoff/testing/run_sync.hpp"
@@ -420,6 +421,87 @@ TEST_F(Subs, AsioCancellationOfTheCallerEndsTheSubscription) {
     co_return s.subscription->end();
   });
   EXPECT_EQ(end, Subscription::End::stopped);
+}
+
+// ---- the fixture -----------------------------------------------------------------------------------
+
+class FixtureSubs : public ::testing::Test {
+ protected:
+  Drained Drain(const char* fixture_text, const std::string& query, SubscribeOptions options) {
+    SchemaResult r = Schema::from_sdl(kSchema);
+    EXPECT_TRUE(r.ok());
+    install_fixture_resolvers(*r.schema);
+    json::value fixture = json::parse(fixture_text);
+    ParseResult parsed = parse(query);
+    Request req;
+    req.document = parsed.document.get();
+    req.root_value = Data::json(&fixture);
+    return cutoff::testing::RunSync([&]() -> asio::awaitable<Drained> {
+      Drained d;
+      d.start = Clock::now();
+      SubscribeResult s = co_await subscribe(*r.schema, req, Context(), options);
+      d.started = s.ok();
+      if (!s.ok()) {
+        d.start_errors = std::move(s.errors);
+        co_return d;
+      }
+      while (std::optional<Response> next = co_await s.subscription->next()) {
+        d.at.push_back(Clock::now() - d.start);
+        d.responses.push_back(std::move(*next));
+      }
+      d.end = s.subscription->end();
+      d.failure = s.subscription->failure();
+      co_return d;
+    });
+  }
+};
+
+TEST_F(FixtureSubs, EventsWithMarkersResolvedWhenEachEventExecutes) {
+  const int s = TimeScale();
+  SubscribeOptions options;
+  options.event_budget = 100ms * s;
+  const std::string fixture = R"({"ticks": {"$interval_ms": )" + std::to_string(50 * s) + R"(, "$events": [
+      {"n": 1, "label": "a"},
+      {"n": 2, "label": {"$error": "no label", "$code": "NO_LABEL"}},
+      {"n": 3, "label": {"$delay_ms": 10000, "$value": "late"}},
+      {"n": 4, "label": {"$delay_ms": 1, "$value": "d"}}]}})";
+  Drained d = Drain(fixture.c_str(), "subscription { ticks { n label } }", options);
+  ASSERT_TRUE(d.started) << d.start_errors.to_json();
+  ASSERT_EQ(d.responses.size(), 4u);
+  EXPECT_EQ(d.responses[0].to_json(), R"({"data":{"ticks":{"n":1,"label":"a"}}})");
+  EXPECT_EQ(d.responses[1].data, R"({"ticks":{"n":2,"label":null}})");
+  EXPECT_EQ(d.responses[1].errors.at(0).code, "NO_LABEL");
+  EXPECT_EQ(d.responses[2].data, R"({"ticks":{"n":3,"label":null}})");
+  EXPECT_EQ(d.responses[2].errors.at(0).code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(d.responses[2].errors.at(0).path, (std::vector<PathSegment>{"ticks", "label"}));
+  EXPECT_EQ(d.responses[3].to_json(), R"({"data":{"ticks":{"n":4,"label":"d"}}})");
+  EXPECT_GE(d.at[3], 150ms * s - 5ms);  // event 4 was due at 3 intervals
+  EXPECT_EQ(d.end, Subscription::End::completed);
+}
+
+TEST_F(FixtureSubs, SourceAndStreamErrors) {
+  SubscribeOptions options;
+  Drained d = Drain(R"({"numbers": {"$events": {"$error": "no feed", "$code": "NO_FEED"}}})",
+                    "subscription { numbers }", options);
+  EXPECT_FALSE(d.started);
+  EXPECT_EQ(d.start_errors.errors.at(0).code, "NO_FEED");
+
+  d = Drain(R"({"numbers": {"$events": [1, 2], "$error": "feed lost"}})", "subscription { numbers }", options);
+  EXPECT_EQ(Json(d.responses), (std::vector<std::string>{R"({"data":{"numbers":1}})", R"({"data":{"numbers":2}})"}));
+  EXPECT_EQ(d.end, Subscription::End::failed);
+  EXPECT_EQ(d.failure.errors.at(0).message, "feed lost");
+}
+
+TEST_F(FixtureSubs, AnyOtherValueIsOneEvent) {
+  SubscribeOptions options;
+  Drained d = Drain(R"({"numbers": 7})", "subscription { numbers }", options);
+  EXPECT_EQ(Json(d.responses), (std::vector<std::string>{R"({"data":{"numbers":7}})"}));
+  d = Drain(R"({"numbers": {"$error": "no count", "$code": "NO_COUNT"}})", "subscription { numbers }", options);
+  ASSERT_EQ(d.responses.size(), 1u);
+  EXPECT_EQ(d.responses[0].to_json(),
+            R"({"errors":[{"message":"no count","locations":[{"line":1,"column":16}],"path":["numbers"],)"
+            R"("extensions":{"code":"NO_COUNT"}}],"data":{"numbers":null}})");
+  EXPECT_EQ(d.end, Subscription::End::completed);
 }
 
 }  // namespace
