@@ -336,7 +336,8 @@ TEST_F(Subs, SourceResolverErrorsAreAnErrorsResponse) {
     co_await Sleep(1ms);
     throw Error(ErrorCode::unavailable, "the feed is down");
   });
-  d = Drain("subscription { t: ticks { n } }");
+  auto [bound, source] = Context().with_cancel();  // a context that can stop, but does not
+  d = Drain("subscription { t: ticks { n } }", bound);
   ASSERT_EQ(d.start_errors.errors.size(), 1u);
   EXPECT_EQ(d.start_errors.errors[0].message, "the feed is down");
   EXPECT_EQ(d.start_errors.errors[0].code, "UNAVAILABLE");
@@ -397,7 +398,8 @@ TEST_F(Subs, ASourceStreamErrorEndsTheSubscriptionWithAFailure) {
     co_return std::make_unique<ListEventStream>(std::move(events), Duration::zero(),
                                                 std::make_exception_ptr(FieldError("feed lost", "UNAVAILABLE")));
   });
-  Drained d = Drain("subscription { ticks { n } }");
+  auto [bound, source] = Context().with_cancel();  // a context that can stop, but does not
+  Drained d = Drain("subscription { ticks { n } }", bound);
   EXPECT_EQ(Json(d.responses), (std::vector<std::string>{R"({"data":{"ticks":{"n":1}}})"}));
   EXPECT_EQ(d.end, Subscription::End::failed);
   EXPECT_EQ(d.failure.to_json(),
