@@ -27,7 +27,7 @@
 //                                         not start
 //   any other value V                     a stream of one event, V (so executing a
 //                                         subscription once behaves like a query)
-// The root field's value for an event is the event itself, interpreted as above.
+// The root field's value for an event is the event itself, its markers interpreted as above.
 #ifndef CUTOFF_GRAPHQL_FIXTURE_HPP_
 #define CUTOFF_GRAPHQL_FIXTURE_HPP_
 
@@ -36,7 +36,8 @@
 namespace cutoff::graphql {
 
 // Sets the fixture resolver on every field of every object type that has no resolver yet
-// (introspection types excluded).
+// (introspection types excluded), and the fixture source on every subscription root field
+// that has no source resolver yet.
 void install_fixture_resolvers(Schema& schema);
 
 }  // namespace cutoff::graphql
