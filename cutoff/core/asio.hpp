@@ -35,6 +35,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -97,6 +98,23 @@ class StopWaitOp : public std::enable_shared_from_this<StopWaitOp<Handler>> {
   bool done_ = false;  // touched only on executor_
 };
 
+// Runs `op`, storing its value in `*out`, and completes with its exception instead of
+// throwing it: Asio's `||` waits for the first operation that *succeeds*, so an `op` that
+// failed would otherwise wait for the other side (a stop that may never come).
+template <typename T, typename Out>
+boost::asio::awaitable<std::exception_ptr> CaptureOutcome(boost::asio::awaitable<T> op, Out* out) {
+  std::exception_ptr error;
+  try {
+    if constexpr (std::is_void_v<T>)
+      co_await std::move(op);
+    else
+      out->emplace(co_await std::move(op));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  co_return error;
+}
+
 }  // namespace internal
 
 // Completes with (error_code{}, reason) when `ctx` stops, or with operation_aborted when the
@@ -117,16 +135,20 @@ auto async_wait_stop(const Context& ctx, CompletionToken&& token) {
 
 // Runs `op` under `ctx`: fails fast with cutoff::Error if `ctx` is already stopped, and if
 // `ctx` stops first, cancels `op` (terminal), waits for it to unwind, and throws
-// cutoff::Error with the stop's reason. Cancellation of the calling coroutine still reaches
-// `op` as usual. An unbound context adds nothing but the check.
+// cutoff::Error with the stop's reason. When `op` fails first, its exception is rethrown at
+// once. Cancellation of the calling coroutine still reaches `op` as usual. An unbound
+// context adds nothing but the check.
 template <typename T>
 boost::asio::awaitable<T> with_context(Context ctx, boost::asio::awaitable<T> op) {
   ctx.check();
   if (!ctx.bound()) co_return co_await std::move(op);
   using namespace boost::asio::experimental::awaitable_operators;
-  auto result = co_await (std::move(op) || async_wait_stop(ctx, boost::asio::use_awaitable));
+  std::conditional_t<std::is_void_v<T>, std::monostate, std::optional<T>> value;
+  auto result = co_await (internal::CaptureOutcome(std::move(op), &value) ||
+                          async_wait_stop(ctx, boost::asio::use_awaitable));
   if (result.index() == 1) throw Error::stopped(std::get<1>(result), ctx.request_id());
-  if constexpr (!std::is_void_v<T>) co_return std::get<0>(std::move(result));
+  if (std::exception_ptr error = std::get<0>(result)) std::rethrow_exception(error);
+  if constexpr (!std::is_void_v<T>) co_return std::move(*value);
 }
 
 // Emits Asio `terminal` cancellation on its slot when a context stops. The emission is

@@ -139,6 +139,35 @@ TEST(AsioBridge, WorksOnSingleOperationsAndVoid) {
   EXPECT_EQ(outcome, StopReason::deadline_exceeded);
 }
 
+asio::awaitable<int> FailAfter(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+  throw std::runtime_error("the work failed");
+}
+
+TEST(AsioBridge, FailingWorkThrowsAtOnceWithoutWaitingForTheStop) {
+  auto [ctx, source] = Context::background().with_cancel();  // never stopped
+  for (auto d : {0ms, 5ms}) {
+    const auto start = SteadyClock::now();
+    EXPECT_THROW(
+        {
+          try {
+            RunIo(with_context(ctx, FailAfter(d)));
+          } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "the work failed");
+            throw;
+          }
+        },
+        std::runtime_error);
+    EXPECT_LT(SteadyClock::now() - start, 2s);
+  }
+  // Void work too.
+  EXPECT_THROW(RunIo(with_context(ctx, [&]() -> asio::awaitable<void> {
+                 co_await FailAfter(1ms);
+               }())),
+               std::runtime_error);
+}
+
 TEST(AsioBridge, OuterCancellationStillReachesInnerWork) {
   using namespace asio::experimental::awaitable_operators;
   auto ctx = Context::background().with_timeout(10s);

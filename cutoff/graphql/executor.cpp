@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/values.hpp"
@@ -136,12 +137,110 @@ std::string PathText(const Node* n) {
   return out;
 }
 
+// An error that ended something other than a field (a source stream's creation or its
+// next event) as a GraphQL error at `path`. A cancellation caused by a stop of `ctx` reports
+// the stop.
+GraphQLError ErrorFrom(std::exception_ptr error, std::vector<Location> locations, std::vector<PathSegment> path,
+                       const Context& ctx) {
+  auto stopped = [&](StopReason reason) {
+    const ErrorCodeInfo& i = info(error_code_for(reason == StopReason::none ? StopReason::cancelled : reason));
+    return GraphQLError{std::string(i.summary), std::move(locations), std::move(path), std::string(i.graphql_code)};
+  };
+  try {
+    std::rethrow_exception(error);
+  } catch (const FieldError& e) {
+    return GraphQLError{e.message, std::move(locations), std::move(path), e.code};
+  } catch (const Error& e) {
+    if (e.stop_reason() != StopReason::none) return stopped(e.stop_reason());
+    return GraphQLError{e.message(), std::move(locations), std::move(path), std::string(e.info().graphql_code)};
+  } catch (const boost::system::system_error& e) {
+    if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) return stopped(ctx.stop_reason());
+    return GraphQLError{e.what(), std::move(locations), std::move(path), {}};
+  } catch (const std::exception& e) {
+    return GraphQLError{e.what(), std::move(locations), std::move(path), {}};
+  } catch (...) {
+    return GraphQLError{"Unknown error", std::move(locations), std::move(path), {}};
+  }
+}
+
 // ---- the execution -------------------------------------------------------------------------------
 
 class Execution {
  public:
-  Execution(const Schema& schema, const Request& req, Context ctx, ExecutionOptions options)
-      : schema_(schema), req_(req), ctx_(std::move(ctx)), options_(options) {}
+  // `event`: executing a subscription event (req.root_value is the event), where a root field
+  // without a resolver takes the event itself as its value.
+  Execution(const Schema& schema, const Request& req, Context ctx, ExecutionOptions options, bool event = false)
+      : schema_(schema), req_(req), ctx_(std::move(ctx)), options_(options), event_(event) {}
+
+  // CreateSourceEventStream: the source stream of the subscription's root field, or null with
+  // `resp.errors` set. `key` and `location` receive the root field's response key and location.
+  asio::awaitable<std::unique_ptr<EventStream>> CreateSourceStream(Response& resp, std::string* key,
+                                                                   Location* location) {
+    const Document& doc = *req_.document;
+    for (const auto& f : doc.fragments) fragments_[f.name] = &f;
+    op_ = FindOperation(doc, resp);
+    if (!op_) co_return nullptr;
+    if (op_->type != OperationType::subscription) {
+      resp.errors.push_back({"Expected a subscription operation, got a " + std::string(to_string(op_->type)) + ".",
+                             {op_->loc}, {}, {}});
+      co_return nullptr;
+    }
+    if (!CoerceVariables(resp)) co_return nullptr;
+    const Type* root_type = schema_.subscription_type();
+    if (!root_type) {
+      resp.errors.push_back({"Schema is not configured to execute subscription operation.", {op_->loc}, {}, {}});
+      co_return nullptr;
+    }
+    // The spec takes the first root field; validation has made it the only one.
+    const Collected& fields = Collect(*root_type, &op_->selection_set, {&op_->selection_set});
+    if (fields.groups.empty()) {
+      resp.errors.push_back({"The subscription selects no root field.", {op_->loc}, {}, {}});
+      co_return nullptr;
+    }
+    const FieldGroup& g = fields.groups[0];
+    *key = std::string(g.key);
+    *location = g.nodes[0]->loc;
+    std::vector<PathSegment> path{std::string(g.key)};
+    const Field* def = g.def;
+    if (!def || def == &schema_.typename_meta_field()) {
+      resp.errors.push_back({"The subscription field \"" + std::string(g.nodes[0]->name) + "\" is not defined.",
+                             LocationsOf(g), path, {}});
+      co_return nullptr;
+    }
+    if (!def->subscribe) {
+      resp.errors.push_back({"Subscription field " + root_type->name + "." + def->name + " has no event source.",
+                             LocationsOf(g), path, {}});
+      co_return nullptr;
+    }
+    if (ctx_.stop_requested()) {  // never start after the stop
+      const ErrorCodeInfo& i = info(error_code_for(ctx_.stop_reason()));
+      resp.errors.push_back({std::string(i.summary), LocationsOf(g), path, std::string(i.graphql_code)});
+      co_return nullptr;
+    }
+    std::string error;
+    json::object args = CoerceArguments(*def, *g.nodes[0], &error);
+    if (!error.empty()) {
+      resp.errors.push_back({error, LocationsOf(g), path, {}});
+      co_return nullptr;
+    }
+    std::unique_ptr<EventStream> stream;
+    std::exception_ptr failed;
+    try {
+      FieldContext fc{ctx_, req_.root_value, args, *def, *root_type, schema_, variables_, *g.nodes[0]};
+      stream = co_await with_context(ctx_, def->subscribe(fc));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    if (failed) {
+      resp.errors.push_back(ErrorFrom(failed, LocationsOf(g), path, ctx_));
+      co_return nullptr;
+    }
+    if (!stream)
+      resp.errors.push_back({"Subscription field " + root_type->name + "." + def->name +
+                                 " returned no event stream.",
+                             LocationsOf(g), path, {}});
+    co_return stream;
+  }
 
   asio::awaitable<Response> Run() {
     Response resp;
@@ -529,7 +628,8 @@ class Execution {
         FieldContext fc{*fctx, parent, args, *def, parent_type, schema_, variables_, *g.nodes[0]};
         result = def->sync(fc);
       } else {
-        result = DefaultResolve(parent, def->name);
+        // A subscription event's root field is the event itself unless a resolver maps it.
+        result = event_ && &parent == &root_data_ ? parent : DefaultResolve(parent, def->name);
       }
     } catch (...) {
       FailWith(slot, non_null, g, std::current_exception(), *fctx);
@@ -818,6 +918,7 @@ class Execution {
   const Request& req_;
   Context ctx_;
   ExecutionOptions options_;
+  bool event_ = false;
   const OperationDefinition* op_ = nullptr;
   json::object variables_;
   std::unordered_map<std::string_view, const FragmentDefinition*> fragments_;
@@ -867,6 +968,114 @@ asio::awaitable<Response> execute(const Schema& schema, const Request& request, 
   }
   Execution ex(schema, request, std::move(ctx), options);
   co_return co_await ex.Run();
+}
+
+// ---- subscriptions -------------------------------------------------------------------------------
+
+namespace {
+
+// Its own coroutine: with the Execution inlined into Subscription::next's frame, g++ 12 warns
+// (wrongly) that the frame is freed by a mismatched operator delete.
+asio::awaitable<Response> ExecuteEvent(const Schema& schema, const Request& request, Context ctx,
+                                       ExecutionOptions options) {
+  Execution ex(schema, request, std::move(ctx), options, /*event=*/true);
+  co_return co_await ex.Run();
+}
+
+}  // namespace
+
+Subscription::Subscription(const Schema& schema, const Request& request, Context ctx, SubscribeOptions options,
+                           std::unique_ptr<EventStream> stream, std::string field_key, Location field_location)
+    : schema_(schema),
+      request_(request),
+      ctx_(std::move(ctx)),
+      options_(options),
+      stream_(std::move(stream)),
+      field_key_(std::move(field_key)),
+      field_location_(field_location) {}
+
+Subscription::~Subscription() = default;
+
+void Subscription::Stop(StopReason reason) {
+  end_ = End::stopped;
+  stop_reason_ = reason == StopReason::none ? StopReason::cancelled : reason;
+  stream_.reset();  // releases what the source holds (a listener, a connection) at once
+}
+
+asio::awaitable<std::optional<Response>> Subscription::next() {
+  if (end_ != End::none) co_return std::nullopt;
+  if (ctx_.stop_requested()) {
+    Stop(ctx_.stop_reason());
+    co_return std::nullopt;
+  }
+
+  // MapSourceToResponseEvent: wait for the source's next event under the subscription's
+  // context. with_context also cancels a stream that does not watch the context itself.
+  std::optional<Data> event;
+  std::exception_ptr failed;
+  try {
+    event = co_await with_context(ctx_, stream_->next(ctx_));
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  if (failed) {
+    const asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
+    if (cs.cancelled() != asio::cancellation_type::none) {  // our caller was cancelled through Asio
+      Stop(StopReason::cancelled);
+      std::rethrow_exception(failed);
+    }
+    if (ctx_.stop_requested()) {
+      Stop(ctx_.stop_reason());
+      co_return std::nullopt;
+    }
+    end_ = End::failed;
+    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_));
+    stream_.reset();
+    co_return std::nullopt;
+  }
+  if (!event) {
+    end_ = End::completed;
+    stream_.reset();
+    co_return std::nullopt;
+  }
+  if (ctx_.stop_requested()) {  // stopped as the event arrived: it is not executed
+    Stop(ctx_.stop_reason());
+    co_return std::nullopt;
+  }
+
+  // ExecuteSubscriptionEvent, under the event's own deadline.
+  request_.root_value = std::move(*event);
+  Context event_ctx = ctx_.with_timeout(options_.event_budget);
+  Response response = co_await ExecuteEvent(schema_, request_, std::move(event_ctx), options_.execution);
+  request_.root_value = Data();  // the event is not kept past its response
+  // A stop during the event makes this response the last.
+  if (ctx_.stop_requested()) {
+    Stop(ctx_.stop_reason());
+  } else {
+    const asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
+    if (cs.cancelled() != asio::cancellation_type::none) Stop(StopReason::cancelled);
+  }
+  co_return response;
+}
+
+asio::awaitable<SubscribeResult> subscribe(const Schema& schema, const Request& request, Context ctx,
+                                           SubscribeOptions options) {
+  SubscribeResult result;
+  if (!request.document) {
+    result.errors.errors.push_back({"Must provide document.", {}, {}, {}});
+    co_return result;
+  }
+  std::string key;
+  Location location;
+  std::unique_ptr<EventStream> stream;
+  {
+    Execution ex(schema, request, ctx, options.execution);
+    stream = co_await ex.CreateSourceStream(result.errors, &key, &location);
+  }
+  if (!stream) co_return result;
+  result.subscription.reset(
+      new Subscription(schema, request, std::move(ctx), options, std::move(stream), std::move(key), location));
+  co_return result;
 }
 
 }  // namespace cutoff::graphql

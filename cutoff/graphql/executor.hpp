@@ -24,12 +24,32 @@
 //
 // Execution must run on one strand (or a single-threaded io_context): a request's coroutine
 // tree shares its state without locks. The Schema, Document and variables must outlive it.
+//
+// Subscriptions (spec 6.2.3) start with `subscribe` and deliver one response per event:
+//
+//   SubscribeOptions opts;                  // opts.event_budget: each event's own deadline
+//   SubscribeResult s = co_await cutoff::graphql::subscribe(schema, req, stream_ctx, opts);
+//   if (!s.ok()) co_return send_error(s.errors.to_json());   // did not start
+//   while (std::optional<Response> r = co_await s.subscription->next()) send_next(r->to_json());
+//   if (s.subscription->end() == Subscription::End::failed)
+//     send_error(s.subscription->failure().to_json());
+//   else
+//     send_complete();
+//
+// `stream_ctx` is the subscription's context: it normally has no deadline and is stopped when
+// the client completes the subscription or goes away. Each event executes under a fresh child
+// of it with `event_budget`, so a slow event is cut (DEADLINE_EXCEEDED at the fields it did
+// not finish, as in `execute`) while the stream goes on with the next event.
 #ifndef CUTOFF_GRAPHQL_EXECUTOR_HPP_
 #define CUTOFF_GRAPHQL_EXECUTOR_HPP_
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +59,7 @@
 #include "cutoff/graphql/ast.hpp"
 #include "cutoff/graphql/data.hpp"
 #include "cutoff/graphql/error.hpp"
+#include "cutoff/graphql/event_stream.hpp"
 #include "cutoff/graphql/schema.hpp"
 
 namespace cutoff::graphql {
@@ -83,6 +104,94 @@ struct Response {
 
 boost::asio::awaitable<Response> execute(const Schema& schema, const Request& request, Context ctx,
                                          ExecutionOptions options = {});
+
+// ---- subscriptions -------------------------------------------------------------------------------
+
+struct SubscribeOptions {
+  // How each event executes: stop policy, error bound, recorder.
+  ExecutionOptions execution;
+  // Each event executes under a fresh child of the subscription's context with this timeout
+  // (so min(what the subscription has left, event_budget)); `@budget` caps still apply
+  // inside. Duration::max(): events get no deadline of their own.
+  Duration event_budget = std::chrono::seconds(5);
+};
+
+struct SubscribeResult;
+
+// A started subscription: the response stream of one subscription operation. Not thread-safe:
+// call next() on the strand the subscription runs on, one call at a time. The Schema and the
+// Document must outlive it; the request's variables and root value are copied.
+class Subscription {
+ public:
+  enum class End : std::uint8_t {
+    none,       // next() may still produce responses
+    completed,  // the source stream ended
+    stopped,    // the subscription's context stopped (stop_reason() says why)
+    failed,     // the source stream failed (failure() holds the error)
+  };
+
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+  ~Subscription();
+
+  // Waits for the next source event and executes the subscription's selection set for it,
+  // with the event as the root field's value (the root field's resolver, if any, receives
+  // the event as its parent and maps it; without one the event itself is the value).
+  // Returns nullopt once the stream has ended, and end() then says how.
+  //
+  // When the subscription's context stops while waiting for an event, next() returns nullopt
+  // promptly. When it stops while an event executes, that event's execution is cut like any
+  // execution: next() returns its response, whose unfinished fields carry the stop's code
+  // (CANCELLED when the client went away, SHUTTING_DOWN, or DEADLINE_EXCEEDED when the
+  // subscription's own deadline passed), and the following call returns nullopt. A
+  // transport whose client completed the subscription or disconnected discards that
+  // response; one shutting down may still send it. Cancelling the coroutine awaiting next()
+  // through Asio (say `next() || timer`) ends the subscription too: end() is `stopped` with
+  // reason `cancelled`, and next() completes as a cancelled Asio operation does (it throws
+  // when cancelled while waiting for an event).
+  boost::asio::awaitable<std::optional<Response>> next();
+
+  End end() const noexcept { return end_; }
+  // The reason for End::stopped; none otherwise.
+  StopReason stop_reason() const noexcept { return stop_reason_; }
+  // For End::failed: the source stream's error as a response without data (its path is the
+  // root field's), ready to send as graphql-transport-ws `error`.
+  const Response& failure() const noexcept { return failure_; }
+  const Context& context() const noexcept { return ctx_; }
+
+ private:
+  friend boost::asio::awaitable<SubscribeResult> subscribe(const Schema&, const Request&, Context,
+                                                           SubscribeOptions);
+  Subscription(const Schema& schema, const Request& request, Context ctx, SubscribeOptions options,
+               std::unique_ptr<EventStream> stream, std::string field_key, Location field_location);
+  void Stop(StopReason reason);
+
+  const Schema& schema_;
+  Request request_;
+  Context ctx_;
+  SubscribeOptions options_;
+  std::unique_ptr<EventStream> stream_;
+  std::string field_key_;  // the root field's response key, for stream errors' paths
+  Location field_location_;
+  End end_ = End::none;
+  StopReason stop_reason_ = StopReason::none;
+  Response failure_;
+};
+
+struct SubscribeResult {
+  std::unique_ptr<Subscription> subscription;  // null when the subscription did not start
+  Response errors;                             // why it did not start: errors, no data
+  bool ok() const noexcept { return subscription != nullptr; }
+};
+
+// CreateSourceEventStream (spec 6.2.3.1) for a validated document: coerces the variables,
+// finds the subscription's root field, coerces its arguments and calls its source resolver
+// under `ctx` (which becomes the subscription's context). Fails with errors and no data when
+// the operation is not a subscription, the root field has no source resolver, the context
+// has already stopped, or the source resolver throws (the error is at the root field's
+// path, with its code).
+boost::asio::awaitable<SubscribeResult> subscribe(const Schema& schema, const Request& request, Context ctx,
+                                                  SubscribeOptions options = {});
 
 }  // namespace cutoff::graphql
 

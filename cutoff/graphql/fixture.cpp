@@ -5,7 +5,11 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <chrono>
+#include <exception>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace cutoff::graphql {
 namespace {
@@ -72,9 +76,54 @@ Data Interpret(const json::value* v, const json::object& args, const Type& type,
   return Data::json(v);
 }
 
+// The source stream of the subscription root field `name` from its fixture value `v`:
+// {"$events": [...], "$interval_ms": N} streams the events (then fails with "$error", if
+// given); "$events" holding an error marker fails the subscription; any other value is a
+// stream of one event. Each event reaches the root field as {name: event}, the shape its
+// ordinary fixture resolver reads, so markers inside an event are interpreted only when the
+// event executes.
+std::unique_ptr<EventStream> SourceStream(const json::value* v, const std::string& name) {
+  auto wrap = [&](const json::value* event) {
+    json::object root;
+    root[name] = event ? *event : json::value();
+    return Data::json_value(json::value(std::move(root)));
+  };
+  const json::value* events = v && v->is_object() ? Member(v->get_object(), "$events") : nullptr;
+  if (!events) return events_from({wrap(v)});
+  const json::object& o = v->get_object();
+  if (events->is_object() && Member(events->get_object(), "$error")) Raise(events->get_object());
+  if (!events->is_array()) throw FieldError("fixture: \"$events\" must be an array");
+  std::vector<Data> list;
+  list.reserve(events->get_array().size());
+  for (const json::value& e : events->get_array()) list.push_back(wrap(&e));
+  const json::value* ms = Member(o, "$interval_ms");
+  const auto interval = std::chrono::milliseconds(ms && ms->is_number() ? ms->to_number<std::int64_t>() : 0);
+  std::exception_ptr end_error;
+  if (Member(o, "$error")) {
+    try {
+      Raise(o);
+    } catch (...) {
+      end_error = std::current_exception();
+    }
+  }
+  return std::make_unique<ListEventStream>(std::move(list), interval, end_error);
+}
+
 }  // namespace
 
 void install_fixture_resolvers(Schema& schema) {
+  if (const Type* root = schema.subscription_type()) {
+    for (const Field& f : root->fields) {
+      if (f.subscribe) continue;
+      schema.subscribe(root->name, f.name,
+                       [name = f.name](FieldContext& fc) -> asio::awaitable<std::unique_ptr<EventStream>> {
+                         const json::value* parent = fc.parent.if_json();
+                         const json::value* v = parent && parent->is_object() ? Member(parent->get_object(), name)
+                                                                               : nullptr;
+                         co_return SourceStream(v, name);
+                       });
+    }
+  }
   for (const auto& type : schema.types()) {
     if (type->kind != TypeKind::object || type->name.rfind("__", 0) == 0) continue;
     for (const Field& f : type->fields) {

@@ -291,6 +291,15 @@ Schema& Schema::resolve_async(std::string_view type, std::string_view field, Asy
   return *this;
 }
 
+Schema& Schema::subscribe(std::string_view type, std::string_view field, SourceResolver r) {
+  if (!subscription_ || subscription_->name != type)
+    throw std::invalid_argument("'" + std::string(type) + "' is not the subscription root type");
+  Field* f = nullptr;
+  MutableField(type, field, &f);
+  f->subscribe = std::move(r);
+  return *this;
+}
+
 Schema& Schema::scalar(std::string_view name, ScalarCodec codec) {
   auto it = by_name_.find(name);
   if (it == by_name_.end() || it->second->kind != TypeKind::scalar)

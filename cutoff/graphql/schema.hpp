@@ -12,12 +12,18 @@
 //   schema.resolve_async("Item", "stock", [&](FieldContext& f) -> asio::awaitable<Data> {
 //     co_return Data::from(co_await stock_service.count(f.ctx, f.parent.as<Item>()->id));
 //   });
+//   schema.subscribe("Subscription", "restocked", [&](FieldContext& f)
+//                        -> asio::awaitable<std::unique_ptr<EventStream>> {
+//     co_return std::make_unique<RestockStream>(bus.listen(f.arg_string("sku")));
+//   });
 //
 // A field without a resolver reads its parent: the member of the same name of a JSON object
 // parent (absent: null). Abstract types resolve from an object's `__typename` member (JSON),
 // its Data::Object type name, or a callback set with `type_resolver`. Custom scalars pass
 // values through unless a codec is set with `scalar`. `@budget(ms: N)` on a field definition
-// caps that field's time: it runs under min(remaining, N ms).
+// caps that field's time: it runs under min(remaining, N ms). A field of the subscription
+// root type gets its events from a source resolver set with `subscribe` (event_stream.hpp);
+// its ordinary resolver, if any, maps each event to the field's value.
 //
 // Resolvers must be registered before the schema is used by an executor; a Schema is then
 // read-only and may be shared by concurrent executions.
@@ -41,6 +47,7 @@
 #include "cutoff/graphql/ast.hpp"
 #include "cutoff/graphql/data.hpp"
 #include "cutoff/graphql/error.hpp"
+#include "cutoff/graphql/event_stream.hpp"
 
 namespace cutoff::graphql {
 
@@ -77,6 +84,10 @@ struct FieldError : std::exception {
 
 using SyncResolver = std::function<Data(FieldContext&)>;
 using AsyncResolver = std::function<boost::asio::awaitable<Data>(FieldContext&)>;
+// Creates a subscription's source stream. Runs under the subscription's context with the
+// field's coerced arguments; the FieldContext is valid only during the call, so the stream
+// copies what it keeps. Throwing fails the subscription before it starts.
+using SourceResolver = std::function<boost::asio::awaitable<std::unique_ptr<EventStream>>(FieldContext&)>;
 
 enum class TypeKind : std::uint8_t { scalar, object, interface, union_, enum_, input_object, list, non_null };
 std::string_view to_string(TypeKind k) noexcept;  // "SCALAR", "OBJECT", ...
@@ -101,6 +112,7 @@ struct Field {
   std::optional<std::chrono::milliseconds> budget;  // @budget(ms: N)
   SyncResolver sync;
   AsyncResolver async;
+  SourceResolver subscribe;  // subscription root fields: where the events come from
 
   const InputValue* find_arg(std::string_view name) const;
 };
@@ -215,6 +227,9 @@ class Schema {
   // Resolvers and codecs. Throw std::invalid_argument naming the unknown type or field.
   Schema& resolve(std::string_view type, std::string_view field, SyncResolver r);
   Schema& resolve_async(std::string_view type, std::string_view field, AsyncResolver r);
+  // The source stream of a field of the subscription root type (std::invalid_argument for
+  // any other type).
+  Schema& subscribe(std::string_view type, std::string_view field, SourceResolver r);
   Schema& scalar(std::string_view name, ScalarCodec codec);
   Schema& type_resolver(std::string_view abstract_type, TypeResolver r);
 
