@@ -5,7 +5,8 @@
 //   curl -H 'Deadline-Budget-Ms: 150' -H 'Content-Type: application/json'
 //        -d '{"query":"{ fast slow }"}' http://127.0.0.1:4000/graphql
 //
-// Serves POST/GET /graphql, the GraphiQL page at /graphiql, /metrics and /healthz. Prints
+// Serves POST/GET /graphql, subscriptions over WebSocket at /graphql (graphql-transport-ws,
+// each event under --event-budget-ms), the GraphiQL page at /graphiql, /metrics and /healthz. Prints
 // "listening on http://ADDRESS:PORT" once bound, one JSON log line per request on stderr,
 // and drains for --grace-ms on SIGINT/SIGTERM.
 #include <boost/asio/io_context.hpp>
@@ -24,6 +25,7 @@
 #include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/graphiql_page.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
+#include "cutoff/graphql/http/graphql_ws.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
@@ -42,6 +44,7 @@ struct ServeOptions {
   std::int64_t max_budget_ms = 30'000;
   std::int64_t route_budget_ms = 0;
   std::int64_t grace_ms = 5'000;
+  std::int64_t event_budget_ms = 5'000;
   int threads = 1;
   bool whole_response = false;
   bool quiet = false;
@@ -97,6 +100,12 @@ int RunServe(const ServeOptions& opts) {
   http::RouteOptions route{.name = "graphql"};
   if (opts.route_budget_ms > 0) route.budget = std::chrono::milliseconds(opts.route_budget_ms);
   gql::mount_graphql(server, "/graphql", *built.schema, graphql_options, route);
+  gql::GraphQLWsOptions ws_options;
+  ws_options.subscribe.execution = graphql_options.execution;
+  ws_options.subscribe.event_budget = std::chrono::milliseconds(opts.event_budget_ms);
+  ws_options.operation_budget = std::chrono::milliseconds(opts.max_budget_ms);
+  ws_options.root_value = graphql_options.root_value;
+  gql::mount_graphql_ws(server, "/graphql", *built.schema, ws_options, {.name = "graphql-ws"});
   server.route(
       "GET", "/graphiql",
       [](const http::Request&, const Context&) -> asio::awaitable<http::Response> {
@@ -128,7 +137,8 @@ void AddGraphqlServeCommand(CLI::App& app) {
   CLI::App* graphql = app.get_subcommand("graphql");
   CLI::App* serve = graphql->add_subcommand(
       "serve",
-      "Serve a schema from a JSON fixture over HTTP: /graphql (GraphQL over HTTP), /graphiql, /metrics, /healthz.\n"
+      "Serve a schema from a JSON fixture over HTTP: /graphql (GraphQL over HTTP, and subscriptions over\n"
+      "WebSocket with graphql-transport-ws), /graphiql, /metrics, /healthz.\n"
       "Each request's deadline comes from Deadline-Budget-Ms, grpc-timeout, X-Request-Deadline or\n"
       "X-Client-Timeout-Ms, capped by --max-budget-ms. Fixture markers as in `cutoff graphql exec`.");
   static ServeOptions opts;
@@ -143,6 +153,10 @@ void AddGraphqlServeCommand(CLI::App& app) {
       ->capture_default_str();
   serve->add_option("--route-budget-ms", opts.route_budget_ms, "The /graphql route's declared budget (0: none)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
+  serve->add_option("--event-budget-ms", opts.event_budget_ms,
+                    "Each subscription event's budget (WebSocket, graphql-transport-ws)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->capture_default_str();
   serve->add_option("--grace-ms", opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();
