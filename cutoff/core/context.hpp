@@ -19,8 +19,11 @@
 #ifndef CUTOFF_CORE_CONTEXT_HPP_
 #define CUTOFF_CORE_CONTEXT_HPP_
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -40,11 +43,33 @@ struct TraceContext {
   std::string tracestate;
 };
 
+// When the response to a request went out. The server that answers sets it once; backends
+// still working for the request after that moment (a statement holding a pooled connection)
+// measure how long they outlived it: orphaned work.
+class ResponseMark {
+ public:
+  // The first call wins.
+  void mark_sent(TimePoint at) noexcept {
+    TimePoint::rep expected = 0;
+    at_.compare_exchange_strong(expected, std::max<TimePoint::rep>(at.time_since_epoch().count(), 1),
+                                std::memory_order_release, std::memory_order_relaxed);
+  }
+  std::optional<TimePoint> sent() const noexcept {
+    const auto v = at_.load(std::memory_order_acquire);
+    if (v == 0) return std::nullopt;
+    return TimePoint(TimePoint::duration(v));
+  }
+
+ private:
+  std::atomic<TimePoint::rep> at_{0};
+};
+
 // Identity of the request a context works for. Shared (not copied) by children.
 struct RequestValues {
   std::string request_id;
   std::string operation;
   TraceContext trace;
+  std::shared_ptr<ResponseMark> response;  // null: nobody marks the response (no server)
 };
 
 class Context {

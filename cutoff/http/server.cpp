@@ -212,6 +212,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool websocket = false;
   bool close_after = false;  // answer the current request, then close
   std::optional<CancelSource> source;
+  std::shared_ptr<ResponseMark> response;  // the current request's
 
   void SetIoDeadline(Duration timeout) {
     io_timed_out = false;
@@ -699,11 +700,18 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
       } else {
         res = co_await Dispatch(*c, route, req);
       }
-      if (!res) break;  // the client is gone: nothing to write
+      if (!res) {  // the client is gone: nothing to write
+        if (c->response) c->response->mark_sent(std::chrono::steady_clock::now());
+        break;
+      }
       CountRequest(route, res->status, std::chrono::steady_clock::now() - started);
 
       const bool keep = keep_alive && !shutting_down.load() && !c->close_after;
       const bool written = co_await WriteResponse(*c, *res, req.version, keep, req.method == "HEAD", limits.write_timeout);
+      if (c->response) {
+        c->response->mark_sent(std::chrono::steady_clock::now());
+        c->response.reset();
+      }
       if (!written || !keep) break;
     }
   } catch (const std::exception& e) {
@@ -725,6 +733,10 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   else
     values.request_id = NewRequestId();
   values.operation = RouteName(*route);
+  // Marked when the response is written (or abandoned): backends still working for the
+  // request after that record it as orphaned work.
+  values.response = std::make_shared<ResponseMark>();
+  c.response = values.response;
   std::string trace_id;
   if (auto tp = req.headers.get("traceparent")) {
     if (auto parsed = observe::parse_traceparent(*tp)) {

@@ -320,6 +320,15 @@ TEST_F(BasicServer, ClientDisconnectCancelsTheHandlerWithinMilliseconds) {
   EXPECT_TRUE(logged);
 }
 
+TEST_F(BasicServer, TheResponseIsMarkedWhenItIsSent) {
+  Start();
+  Get("/budget");
+  ASSERT_TRUE(probe_.WaitStarted());
+  ASSERT_TRUE(probe_.values.response);
+  for (int i = 0; i < 200 && !probe_.values.response->sent(); ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(probe_.values.response->sent().has_value());
+}
+
 TEST_F(BasicServer, TraceparentIsContinuedAsAChildSpan) {
   Start();
   Get("/budget", {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}});

@@ -5,7 +5,8 @@
 //   // cutoff_pool_connections_in_use{pool="main"} 3, cutoff_pool_waiting{pool="main"} 0, ...
 //
 // The values are read from Pool::stats() when the page is exposed; the pool must outlive the
-// registry's exposition.
+// registry's exposition. Also records leases that outlived their request's response in
+// cutoff_orphaned_work_seconds{backend="sql"} (see Pool::record_orphaned_work).
 #ifndef CUTOFF_SQL_POOL_METRICS_HPP_
 #define CUTOFF_SQL_POOL_METRICS_HPP_
 
@@ -16,7 +17,7 @@
 
 namespace cutoff::sql {
 
-void register_pool_metrics(observe::Registry& registry, const Pool& pool, const std::string& name);
+void register_pool_metrics(observe::Registry& registry, Pool& pool, const std::string& name);
 
 }  // namespace cutoff::sql
 
