@@ -429,6 +429,38 @@ TEST_F(BasicServer, ConnectionCapAnswers503) {
   EXPECT_EQ(Get("/hello").result_int(), 200);
 }
 
+TEST_F(BasicServer, ManyClientsOnSeveralIoThreads) {
+  Start();
+  // Two more threads run the same io_context: connections run on strands.
+  std::vector<std::thread> extra;
+  for (int i = 0; i < 2; ++i) extra.emplace_back([this] { io_.run(); });
+  std::atomic<int> ok{0}, expired{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 6; ++t) {
+    clients.emplace_back([&, t] {
+      asio::io_context io;
+      tcp::socket s(io);
+      s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+      beast::flat_buffer b;
+      for (int i = 0; i < 30; ++i) {
+        const bool slow = (i + t) % 5 == 0;
+        bhttp::request<bhttp::string_body> req{bhttp::verb::get, slow ? "/slow" : "/hello", 11};
+        if (slow) req.set("Deadline-Budget-Ms", "20");
+        req.prepare_payload();
+        bhttp::write(s, req);
+        bhttp::response<bhttp::string_body> res;
+        bhttp::read(s, b, res);
+        (res.result_int() == 200 ? ok : expired)++;
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(ok.load() + expired.load(), 180);
+  EXPECT_EQ(expired.load(), 36);
+  server_->shutdown(100ms);
+  for (auto& t : extra) t.join();
+}
+
 class ShutdownServer : public ServerFixture {
  protected:
   void Routes(Server& s) override {
