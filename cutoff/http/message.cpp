@@ -105,6 +105,7 @@ std::optional<std::string> percent_decode(std::string_view in, bool plus_is_spac
 Response Response::text(int status, std::string body, std::string_view content_type) {
   Response r;
   r.status = status;
+  r.headers.reserve(4);  // room for the server's X-Request-Id and a few more without regrowing
   r.headers.set("Content-Type", content_type);
   r.body = std::move(body);
   return r;

@@ -29,6 +29,7 @@
 #include <list>
 #include <mutex>
 #include <random>
+#include <span>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/deadline_timer_service.hpp"
@@ -95,12 +96,14 @@ bool ValidRequestId(std::string_view id) {
   return true;
 }
 
+// 15 hex digits (60 random bits): enough to correlate logs, and short enough for the
+// string's inline buffer, so the id and its copies cost no allocation.
 std::string NewRequestId() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr char kHex[] = "0123456789abcdef";
   std::uint64_t v = rng();
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) out[i] = kHex[v & 15];
+  std::string out(15, '0');
+  for (int i = 14; i >= 0; --i, v >>= 4) out[i] = kHex[v & 15];
   return out;
 }
 
@@ -757,7 +760,18 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
     const Context ctx = Background().with_values(std::move(values));
     res = co_await RunHandler(*route, req, ctx);
   } else {
-    const auto headers = req.headers.views();
+    // Views of the fields on the stack: requests rarely carry more than 32.
+    std::array<HeaderField, 32> on_stack;
+    std::vector<HeaderField> on_heap;
+    std::span<const HeaderField> headers;
+    const auto& fields = req.headers.fields();
+    if (fields.size() <= on_stack.size()) {
+      for (std::size_t i = 0; i < fields.size(); ++i) on_stack[i] = HeaderField{fields[i].name, fields[i].value};
+      headers = std::span<const HeaderField>(on_stack.data(), fields.size());
+    } else {
+      on_heap = req.headers.views();
+      headers = on_heap;
+    }
     const InboundBudget inbound = parse_inbound_budget(headers, options.budget, std::chrono::system_clock::now());
     ReportRejections(inbound, request_id);
     budget = inbound.budget;

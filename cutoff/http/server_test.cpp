@@ -224,7 +224,7 @@ TEST_F(BasicServer, ServesRoutesWithKeepAlive) {
     EXPECT_EQ(res.result_int(), 200);
     EXPECT_EQ(res.body(), "hello ann\n");
     EXPECT_TRUE(res.keep_alive());
-    EXPECT_EQ(res["X-Request-Id"].size(), 16u);
+    EXPECT_EQ(res["X-Request-Id"].size(), 15u);
   }
   bhttp::request<bhttp::string_body> post{bhttp::verb::post, "/echo", 11};
   post.body() = "payload";
