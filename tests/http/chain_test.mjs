@@ -3,7 +3,8 @@
 //   1. the budget each hop receives shrinks by the time spent before it;
 //   2. when A's deadline passes, B and C stop within milliseconds (their metrics say so),
 //      not when their own work or their own maximum budget would have ended;
-//   3. when A's caller hangs up, A, B and C are all cancelled within milliseconds.
+//   3. when A's caller hangs up, A, B and C are all cancelled within milliseconds;
+//   4. forged budget headers never extend anything; SIGTERM drains within the grace period.
 //
 //   node tests/http/chain_test.mjs --cutoff build/bin/cutoff [--time-scale N]
 import assert from 'node:assert/strict';
@@ -165,6 +166,35 @@ await scenario('forged and malformed budget headers never extend a deadline and 
   } finally {
     await svc.stop();
   }
+});
+
+await scenario('SIGTERM drains: the request in flight finishes, then the process exits 0', async () => {
+  const svc = await startService(values.cutoff, ['http', 'relay', '--name', 'T', '--work-ms', String(300),
+    '--grace-ms', String(3000 * scale)]);
+  const pending = fetch(svc.url + '/work').then(async (r) => ({ status: r.status, body: await r.json() }));
+  await sleep(100);
+  svc.child.kill('SIGTERM');
+  const answer = await pending;
+  assert.equal(answer.status, 200);
+  assert.equal(answer.body.service, 'T');
+  const exit = await svc.exited;
+  assert.equal(exit.code, 0);
+  assert.ok(svc.logLines().some((l) => l.event === 'shutdown' && l.signal === 15));
+});
+
+await scenario('SIGTERM with a request that outlives the grace period: it is stopped with shutdown (503)', async () => {
+  const svc = await startService(values.cutoff, ['http', 'relay', '--name', 'U', '--work-ms', '20000',
+    '--grace-ms', '200']);
+  const pending = fetch(svc.url + '/work').then(async (r) => ({ status: r.status, body: await r.json() }));
+  await sleep(100);
+  const t0 = performance.now();
+  svc.child.kill('SIGTERM');
+  const answer = await pending;
+  const took = performance.now() - t0;
+  assert.equal(answer.status, 503);
+  assert.equal(answer.body.error.code, 'shutdown');
+  assert.ok(took >= 190 && took < 200 + 1000 * scale, `answered ${took} ms after SIGTERM`);
+  assert.equal((await svc.exited).code, 0);
 });
 
 process.exit(failures ? 1 : 0);
