@@ -18,12 +18,11 @@
 #include <boost/json/parse.hpp>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "commands.hpp"
+#include "fixture_schema.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/executor.hpp"
@@ -47,15 +46,6 @@ struct ExecOptions {
   std::int64_t event_budget_ms = 5000;  // subscriptions: each event's budget
   bool whole_response = false;
 };
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return true;
-}
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "cutoff graphql exec: %s\n", message.c_str());
@@ -121,18 +111,14 @@ int RunSubscription(const gql::Schema& schema, const gql::Request& req, const Ex
 }
 
 int RunExec(const ExecOptions& opts) {
-  std::string sdl, fixture_text, query;
-  if (!ReadFile(opts.schema_path, &sdl)) return Fail("cannot read schema file " + opts.schema_path);
-  if (!ReadFile(opts.fixture_path, &fixture_text)) return Fail("cannot read fixture file " + opts.fixture_path);
+  std::string error, query;
+  std::optional<FixtureSchema> loaded = LoadFixtureSchema(opts.schema_path, opts.fixture_path, &error);
+  if (!loaded) return Fail(error);
   if (!ReadFile(opts.query_path, &query)) return Fail("cannot read query file " + opts.query_path);
-
-  gql::SchemaResult built = gql::Schema::from_sdl(sdl);
-  if (!built.ok()) return Fail("invalid schema: " + built.errors[0].message);
-  gql::install_fixture_resolvers(*built.schema);
+  const boost::json::value& fixture = loaded->fixture;
+  gql::Schema* schema = loaded->schema.get();
 
   boost::system::error_code ec;
-  boost::json::value fixture = boost::json::parse(fixture_text, ec);
-  if (ec || !fixture.is_object()) return Fail("the fixture must be a JSON object");
   boost::json::value variables = boost::json::parse(opts.variables, ec);
   if (ec || !variables.is_object()) return Fail("--variables must be a JSON object");
 
@@ -140,7 +126,7 @@ int RunExec(const ExecOptions& opts) {
   gql::ParseResult parsed = gql::parse(query);
   if (!parsed.ok()) {
     response.errors.push_back(*parsed.error);
-  } else if (auto errors = gql::validate(*built.schema, *parsed.document); !errors.empty()) {
+  } else if (auto errors = gql::validate(*schema, *parsed.document); !errors.empty()) {
     response.errors = std::move(errors);
   } else {
     gql::Request req;
@@ -148,12 +134,12 @@ int RunExec(const ExecOptions& opts) {
     req.operation_name = opts.operation;
     req.variables = variables.as_object();
     req.root_value = gql::Data::json(&fixture);
-    if (IsSubscription(*parsed.document, opts.operation)) return RunSubscription(*built.schema, req, opts);
+    if (IsSubscription(*parsed.document, opts.operation)) return RunSubscription(*schema, req, opts);
     gql::ExecutionOptions exec_options;
     if (opts.whole_response) exec_options.policy = gql::StopPolicy::whole_response;
     Context ctx = opts.deadline_ms >= 0 ? Context().with_timeout(std::chrono::milliseconds(opts.deadline_ms)) : Context();
     asio::io_context io;
-    auto future = asio::co_spawn(io, gql::execute(*built.schema, req, ctx, exec_options), asio::use_future);
+    auto future = asio::co_spawn(io, gql::execute(*schema, req, ctx, exec_options), asio::use_future);
     io.run();
     response = future.get();
   }

@@ -13,15 +13,14 @@
 #include <boost/json/parse.hpp>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "commands.hpp"
+#include "fixture_schema.hpp"
 #include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/graphiql_page.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
@@ -50,30 +49,17 @@ struct ServeOptions {
   bool quiet = false;
 };
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return true;
-}
-
 int Fail(const std::string& message) {
   std::fprintf(stderr, "cutoff graphql serve: %s\n", message.c_str());
   return 2;
 }
 
 int RunServe(const ServeOptions& opts) {
-  std::string sdl, fixture_text;
-  if (!ReadFile(opts.schema_path, &sdl)) return Fail("cannot read schema file " + opts.schema_path);
-  if (!ReadFile(opts.fixture_path, &fixture_text)) return Fail("cannot read fixture file " + opts.fixture_path);
-  gql::SchemaResult built = gql::Schema::from_sdl(sdl);
-  if (!built.ok()) return Fail("invalid schema: " + built.errors[0].message);
-  gql::install_fixture_resolvers(*built.schema);
-  boost::system::error_code ec;
-  const boost::json::value fixture = boost::json::parse(fixture_text, ec);
-  if (ec || !fixture.is_object()) return Fail("the fixture must be a JSON object");
+  std::string error;
+  std::optional<FixtureSchema> loaded = LoadFixtureSchema(opts.schema_path, opts.fixture_path, &error);
+  if (!loaded) return Fail(error);
+  const boost::json::value& fixture = loaded->fixture;
+  gql::Schema* schema = loaded->schema.get();
 
   asio::io_context io(opts.threads);
   observe::Registry registry;
@@ -99,13 +85,13 @@ int RunServe(const ServeOptions& opts) {
   graphql_options.root_value = gql::Data::json(&fixture);
   http::RouteOptions route{.name = "graphql"};
   if (opts.route_budget_ms > 0) route.budget = std::chrono::milliseconds(opts.route_budget_ms);
-  gql::mount_graphql(server, "/graphql", *built.schema, graphql_options, route);
+  gql::mount_graphql(server, "/graphql", *schema, graphql_options, route);
   gql::GraphQLWsOptions ws_options;
   ws_options.subscribe.execution = graphql_options.execution;
   ws_options.subscribe.event_budget = std::chrono::milliseconds(opts.event_budget_ms);
   ws_options.operation_budget = std::chrono::milliseconds(opts.max_budget_ms);
   ws_options.root_value = graphql_options.root_value;
-  gql::mount_graphql_ws(server, "/graphql", *built.schema, ws_options, {.name = "graphql-ws"});
+  gql::mount_graphql_ws(server, "/graphql", *schema, ws_options, {.name = "graphql-ws"});
   server.route(
       "GET", "/graphiql",
       [](const http::Request&, const Context&) -> asio::awaitable<http::Response> {
