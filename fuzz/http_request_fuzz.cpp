@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "cutoff/http/budget_headers.hpp"
@@ -14,18 +15,30 @@
 
 namespace {
 
-// Feeds `bytes` to the parser; returns false on a parse error.
-bool Feed(cutoff::http::internal::BeastRequestParser& parser, std::string_view& bytes) {
-  boost::system::error_code ec;
-  while (!bytes.empty() && !parser.is_done()) {
-    const std::size_t used = parser.put(boost::asio::buffer(bytes.data(), bytes.size()), ec);
-    if (ec == boost::beast::http::error::need_more) return true;
-    if (ec) return false;
-    if (used == 0) return true;
-    bytes.remove_prefix(used);
+// Feeds bytes to the parser as the server's reads do: bytes the parser did not consume are
+// presented again, followed by the new ones (Beast's put() contract). Returns false on a
+// parse error.
+class Feeder {
+ public:
+  explicit Feeder(cutoff::http::internal::BeastRequestParser& parser) : parser_(parser) {}
+
+  bool Add(std::string_view bytes) {
+    pending_.append(bytes);
+    boost::system::error_code ec;
+    while (!pending_.empty() && !parser_.is_done()) {
+      const std::size_t used = parser_.put(boost::asio::buffer(pending_.data(), pending_.size()), ec);
+      pending_.erase(0, used);
+      if (ec == boost::beast::http::error::need_more) return true;
+      if (ec) return false;
+      if (used == 0) return true;
+    }
+    return true;
   }
-  return true;
-}
+
+ private:
+  cutoff::http::internal::BeastRequestParser& parser_;
+  std::string pending_;
+};
 
 }  // namespace
 
@@ -39,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cutoff::http::internal::BeastRequestParser parser;
   cutoff::http::internal::configure_request_parser(parser, 16 * 1024, 64 * 1024);
   parser.eager(true);
-  if (!Feed(parser, first) || !Feed(parser, second)) return 0;
+  Feeder feeder(parser);
+  if (!feeder.Add(first) || !feeder.Add(second)) return 0;
   if (!parser.is_done()) return 0;
 
   const cutoff::http::Request req = cutoff::http::internal::to_request(parser.release(), "127.0.0.1:1");
