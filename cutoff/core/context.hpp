@@ -54,6 +54,8 @@ class ResponseMark {
     at_.compare_exchange_strong(expected, std::max<TimePoint::rep>(at.time_since_epoch().count(), 1),
                                 std::memory_order_release, std::memory_order_relaxed);
   }
+  // Clears the mark, for reuse by the next request of a connection.
+  void reset() noexcept { at_.store(0, std::memory_order_relaxed); }
   std::optional<TimePoint> sent() const noexcept {
     const auto v = at_.load(std::memory_order_acquire);
     if (v == 0) return std::nullopt;

@@ -215,7 +215,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool websocket = false;
   bool close_after = false;  // answer the current request, then close
   std::optional<CancelSource> source;
-  std::shared_ptr<ResponseMark> response;  // the current request's
+  std::shared_ptr<ResponseMark> response;  // the current (or last) request's
 
   void SetIoDeadline(Duration timeout) {
     io_timed_out = false;
@@ -711,10 +711,7 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
 
       const bool keep = keep_alive && !shutting_down.load() && !c->close_after;
       const bool written = co_await WriteResponse(*c, *res, req.version, keep, req.method == "HEAD", limits.write_timeout);
-      if (c->response) {
-        c->response->mark_sent(std::chrono::steady_clock::now());
-        c->response.reset();
-      }
+      if (c->response) c->response->mark_sent(std::chrono::steady_clock::now());
       if (!written || !keep) break;
     }
   } catch (const std::exception& e) {
@@ -738,8 +735,11 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   values.operation = RouteName(*route);
   // Marked when the response is written (or abandoned): backends still working for the
   // request after that record it as orphaned work.
-  values.response = std::make_shared<ResponseMark>();
-  c.response = values.response;
+  // The connection's mark is reused when nothing from the previous request still holds it
+  // (only this strand can share it, so a count of one cannot change under us).
+  if (!c.response || c.response.use_count() != 1) c.response = std::make_shared<ResponseMark>();
+  c.response->reset();
+  values.response = c.response;
   std::string trace_id;
   if (auto tp = req.headers.get("traceparent")) {
     if (auto parsed = observe::parse_traceparent(*tp)) {
