@@ -6,24 +6,17 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { buildSchema } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/http';
+import { WAREHOUSE_SDL, warehouse } from './warehouse.mjs';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, help: { type: 'boolean' } } });
 if (values.help) {
   console.log('usage: node bench/graphql_http_js_server.mjs [--port N]');
   process.exit(0);
 }
-const schema = buildSchema(`
-  type Query { warehouse(id: ID!): Warehouse }
-  type Warehouse { id: ID! name: String! bins(first: Int!): [Bin!]! }
-  type Bin { id: ID! sku: String! qty: Int! location: String stock: Stock }
-  type Stock { onHand: Int! reserved: Int! valuation: Float }
-`);
-const bins = [];
-for (let i = 0; i < 1000; ++i)
-  bins.push({ id: 'b' + i, sku: 'SKU-' + i, qty: i, location: 'A' + (i % 40),
-              stock: { onHand: i, reserved: i >> 1, valuation: i * 1.5 } });
-const warehouse = { id: 'w1', name: 'Main warehouse', bins: ({ first }) => bins.slice(0, first) };
-const handler = createHandler({ schema, rootValue: { warehouse: () => warehouse } });
+const schema = buildSchema(WAREHOUSE_SDL);
+// The default field resolver calls `bins` with the field's arguments.
+const root = { ...warehouse, bins: ({ first }) => warehouse.bins.slice(0, first) };
+const handler = createHandler({ schema, rootValue: { warehouse: () => root } });
 const server = createServer((req, res) => {
   if (req.url.startsWith('/graphql')) return handler(req, res);
   res.writeHead(404).end();

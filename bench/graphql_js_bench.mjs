@@ -4,23 +4,12 @@
 //
 //   node bench/graphql_js_bench.mjs [seconds-per-mode]
 import { buildSchema, execute, parse } from 'graphql';
+import { WAREHOUSE_FIELDS, WAREHOUSE_QUERY, WAREHOUSE_SDL, warehouse } from './warehouse.mjs';
 
 const seconds = Number(process.argv[2] ?? 3);
-const schema = buildSchema(`
-  type Query { warehouse(id: ID!): Warehouse }
-  type Warehouse { id: ID! name: String! bins(first: Int!): [Bin!]! }
-  type Bin { id: ID! sku: String! qty: Int! location: String stock: Stock }
-  type Stock { onHand: Int! reserved: Int! valuation: Float }
-`);
-const document = parse(
-  '{ warehouse(id: "w1") { id name bins(first: 1000) { id sku qty location stock { onHand reserved valuation } } } }');
-const FIELDS = 8003;
-
-const bins = [];
-for (let i = 0; i < 1000; ++i)
-  bins.push({ id: 'b' + i, sku: 'SKU-' + i, qty: i, location: 'A' + (i % 40),
-              stock: { onHand: i, reserved: i >> 1, valuation: i * 1.5 } });
-const warehouse = { id: 'w1', name: 'Main warehouse', bins };
+const schema = buildSchema(WAREHOUSE_SDL);
+const document = parse(WAREHOUSE_QUERY);
+const FIELDS = WAREHOUSE_FIELDS;
 
 function resolvers(async) {
   const fieldResolver = (source, args, context, info) => {
