@@ -1,7 +1,5 @@
 #include "cutoff/http/client.hpp"
 
-#include <sys/socket.h>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -12,7 +10,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <cerrno>
 #include <charconv>
 #include <deque>
 #include <map>
@@ -21,6 +18,7 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/budget_headers.hpp"
+#include "cutoff/http/internal/peer_state.hpp"
 #include "cutoff/observe/trace.hpp"
 
 namespace cutoff::http {
@@ -92,10 +90,7 @@ bool IdempotentMethod(std::string_view m) {
 // A pooled connection is reusable only if the server has not closed it (EOF pending) and has
 // not sent anything unasked.
 bool StillUsable(tcp::socket& s) {
-  if (!s.is_open()) return false;
-  char byte;
-  const ssize_t n = ::recv(s.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  return s.is_open() && internal::PeekPeer(s.native_handle()) == internal::PeerState::quiet;
 }
 
 std::string Millis(Duration d) {

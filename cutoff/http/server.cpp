@@ -1,6 +1,5 @@
 #include "cutoff/http/server.hpp"
 
-#include <sys/socket.h>
 
 #include <array>
 #include <atomic>
@@ -24,7 +23,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/beast/websocket/stream.hpp>
-#include <cerrno>
 #include <chrono>
 #include <list>
 #include <mutex>
@@ -36,6 +34,7 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/http/internal/beast_request.hpp"
+#include "cutoff/http/internal/peer_state.hpp"
 #include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/observe/request_log.hpp"
@@ -80,12 +79,6 @@ Response ErrorResponse(ErrorCode code, std::string_view message, std::string_vie
   return r;
 }
 
-Response PlainError(int status, std::string_view code, std::string_view message) {
-  Response r = Response::json(status, ErrorBody(code, message, {}));
-  r.headers.set("Connection", "close");
-  return r;
-}
-
 bool ValidRequestId(std::string_view id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id) {
@@ -94,6 +87,14 @@ bool ValidRequestId(std::string_view id) {
     if (!ok) return false;
   }
   return true;
+}
+
+std::string NewRequestId();
+
+// The caller's X-Request-Id when it is safe to log and echo, a new one otherwise.
+std::string RequestIdFor(const Request& req) {
+  if (auto id = req.headers.get("X-Request-Id"); id && ValidRequestId(*id)) return std::string(*id);
+  return NewRequestId();
 }
 
 // 15 hex digits (60 random bits): enough to correlate logs, and short enough for the
@@ -253,12 +254,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
                                                            const boost::system::error_code& ec) {
       if (ec == asio::error::operation_aborted || !self->busy || self->generation != gen) return;
       if (!ec) {
-        char byte;
-        const ssize_t n = ::recv(self->stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n > 0) return;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-          self->WatchDisconnect(gen);
-          return;
+        switch (internal::PeekPeer(self->stream.socket().native_handle())) {
+          case internal::PeerState::has_data: return;
+          case internal::PeerState::quiet: self->WatchDisconnect(gen); return;
+          case internal::PeerState::gone: break;
         }
       }
       if (self->source) self->source->request_stop(StopReason::cancelled);
@@ -431,7 +430,9 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   asio::awaitable<void> AcceptLoop(std::shared_ptr<Impl> self, tcp::acceptor& acceptor);
   // Runs the route's handler and turns anything it throws into a response: the taxonomy's
   // status for cutoff::Error, 500 (details logged, not sent) for anything else.
-  asio::awaitable<Response> RunHandler(const RouteEntry& route, const Request& req, const Context& ctx);
+  // `failed` receives the code of the error it turned into a response, for the request log.
+  asio::awaitable<Response> RunHandler(const RouteEntry& route, const Request& req, const Context& ctx,
+                                       std::optional<ErrorCode>& failed);
   void LogInternal(const Context& ctx, std::string_view what) const {
     std::string line = "{\"event\":\"handler_error\",\"request_id\":";
     append_json_string(line, ctx.request_id());
@@ -447,7 +448,10 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   asio::awaitable<bool> WriteResponse(Connection& c, const Response& r, unsigned version, bool keep_alive,
                                       bool head_only, Duration timeout);
   asio::awaitable<void> Session(std::shared_ptr<Impl> self, std::shared_ptr<Connection> c);
-  asio::awaitable<std::optional<Response>> Dispatch(Connection& c, RouteEntry* route, Request& req);
+  // Binds the request's context and runs its handler; nullopt when the client went away.
+  // `started` is when its headers were read.
+  asio::awaitable<std::optional<Response>> Dispatch(Connection& c, RouteEntry* route, Request& req,
+                                                    std::chrono::steady_clock::time_point started);
   asio::awaitable<void> ServeWebSocket(Connection& c, RouteEntry& route, internal::BeastRequest beast_request,
                                        Request req);
   void BeginShutdown(Duration grace);
@@ -561,25 +565,29 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
 }
 
 asio::awaitable<Response> Server::Impl::RunHandler(const RouteEntry& route, const Request& req,
-                                                   const Context& ctx) {
+                                                   const Context& ctx, std::optional<ErrorCode>& failed) {
   try {
     co_return co_await route.handler(req, ctx);
   } catch (const Error& e) {
+    failed = e.code();
     if (e.code() == ErrorCode::commit_ambiguous && deadline) deadline->commit_ambiguous.with({ctx.operation()}).inc();
     if (e.code() == ErrorCode::internal) LogInternal(ctx, e.message());
     co_return ErrorResponse(e.code(), e.message(), ctx.request_id());
   } catch (const boost::system::system_error& e) {
     // A handler cancelled because its context stopped reports the stop, not the abort.
     if (ctx.stop_requested()) {
-      const ErrorCode code = error_code_for(ctx.stop_reason());
-      co_return ErrorResponse(code, cutoff::info(code).summary, ctx.request_id());
+      failed = error_code_for(ctx.stop_reason());
+      co_return ErrorResponse(*failed, cutoff::info(*failed).summary, ctx.request_id());
     }
+    failed = ErrorCode::internal;
     LogInternal(ctx, e.what());
     co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
   } catch (const std::exception& e) {
+    failed = ErrorCode::internal;
     LogInternal(ctx, e.what());
     co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
   } catch (...) {
+    failed = ErrorCode::internal;
     LogInternal(ctx, "unknown exception");
     co_return ErrorResponse(ErrorCode::internal, "unknown exception", ctx.request_id());
   }
@@ -675,8 +683,8 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
         if (status == 0) break;
         co_await asio::this_coro::reset_cancellation_state();
         CountBadRequest(ReadErrorCode(status));
-        Response r = PlainError(status, ReadErrorCode(status), ec.message());
-        co_await WriteResponse(*c, r, 11, false, false, std::chrono::seconds(2));
+        const Response r = Response::json(status, ErrorBody(ReadErrorCode(status), ec.message(), {}));
+        co_await WriteResponse(*c, r, 11, /*keep_alive=*/false, false, std::chrono::seconds(2));
         break;
       }
 
@@ -701,13 +709,13 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
         res->status = path_known ? 405 : 404;
         if (path_known) res->headers.set("Allow", allow);
       } else {
-        res = co_await Dispatch(*c, route, req);
+        res = co_await Dispatch(*c, route, req, started);
       }
+      CountRequest(route, res ? res->status : 499, std::chrono::steady_clock::now() - started);
       if (!res) {  // the client is gone: nothing to write
         if (c->response) c->response->mark_sent(std::chrono::steady_clock::now());
         break;
       }
-      CountRequest(route, res->status, std::chrono::steady_clock::now() - started);
 
       const bool keep = keep_alive && !shutting_down.load() && !c->close_after;
       const bool written = co_await WriteResponse(*c, *res, req.version, keep, req.method == "HEAD", limits.write_timeout);
@@ -725,14 +733,12 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
   c->stream.socket().close(ignored);
 }
 
-asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, RouteEntry* route, Request& req) {
-  const auto started = std::chrono::steady_clock::now();
+asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, RouteEntry* route, Request& req,
+                                                                std::chrono::steady_clock::time_point started) {
+  const std::string operation = RouteName(*route);
   RequestValues values;
-  if (auto id = req.headers.get("X-Request-Id"); id && ValidRequestId(*id))
-    values.request_id = std::string(*id);
-  else
-    values.request_id = NewRequestId();
-  values.operation = RouteName(*route);
+  values.request_id = RequestIdFor(req);
+  values.operation = operation;
   // Marked when the response is written (or abandoned): backends still working for the
   // request after that record it as orphaned work.
   // The connection's mark is reused when nothing from the previous request still holds it
@@ -754,11 +760,12 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
 
   std::optional<Response> res;
   std::optional<Duration> budget;
+  std::optional<ErrorCode> failed;  // the error the answer reports, if any
   StopReason stop = StopReason::none;
   const bool bind = options.bind_deadlines && route->options.bind_deadline;
   if (!bind) {
     const Context ctx = Background().with_values(std::move(values));
-    res = co_await RunHandler(*route, req, ctx);
+    res = co_await RunHandler(*route, req, ctx, failed);
   } else {
     // Views of the fields on the stack: requests rarely carry more than 32.
     std::array<HeaderField, 32> on_stack;
@@ -780,9 +787,10 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
     if (*budget <= Duration::zero()) {
       // Entry fail-fast: the caller's budget is already spent; no handler runs.
       if (deadline) {
-        deadline->deadline_exceeded.with({values.operation, ""}).inc();
-        deadline->stopped.with({values.operation, "", "deadline_exceeded"}).inc();
+        deadline->deadline_exceeded.with({operation, ""}).inc();
+        deadline->stopped.with({operation, "", "deadline_exceeded"}).inc();
       }
+      failed = ErrorCode::deadline_exceeded;
       res = ErrorResponse(ErrorCode::deadline_exceeded, "the request's budget was already spent on arrival",
                           request_id);
     } else {
@@ -812,7 +820,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
           self->WatchDisconnect(gen);
         });
         co_await asio::this_coro::throw_if_cancelled(true);
-        Response handled = co_await RunHandler(*route, req, ctx);
+        Response handled = co_await RunHandler(*route, req, ctx, failed);
         co_await asio::this_coro::throw_if_cancelled(false);
         c.busy = false;
         ++c.generation;
@@ -827,7 +835,6 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
         // handler, RunHandler already turned the stop into the taxonomy's response).
         if (reason != StopReason::cancelled) res = std::move(handled);
       }
-      const std::string& operation = route->options.name.empty() ? route->path : route->options.name;
       if (stop != StopReason::none) {
         const auto stop_ns = stopped_at.load(std::memory_order_relaxed);
         if (overshoot && stop_ns != 0)
@@ -849,30 +856,21 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   if (options.log) {
     observe::RequestLog log;
     log.request_id = request_id;
-    log.operation = RouteName(*route);
+    log.operation = operation;
     if (!res) {
       log.outcome = "cancelled";
     } else if (stop != StopReason::none) {
       // The handler answered (e.g. a partial GraphQL result) but its context was stopped.
       log.outcome = std::string(to_string(error_code_for(stop)));
-    } else if (auto code = res->status >= 400 ? std::optional<std::string>() : std::optional<std::string>("ok")) {
-      log.outcome = *code;
+    } else if (failed) {
+      log.outcome = std::string(to_string(*failed));
     } else {
-      log.outcome = "http_" + std::to_string(status);
-      for (const auto& info : all_error_codes())
-        if (res->body.find("\"code\":\"" + std::string(info.name) + "\"") != std::string::npos &&
-            info.http_status == status) {
-          log.outcome = std::string(info.name);
-          break;
-        }
+      log.outcome = status < 400 ? std::string("ok") : "http_" + std::to_string(status);
     }
     if (budget) log.budget_received = std::chrono::ceil<std::chrono::milliseconds>(*budget);
     log.time_used = std::chrono::steady_clock::now() - started;
     log.trace_id = trace_id;
     Log(log.to_json());
-  }
-  if (!res) {
-    CountRequest(route, 499, std::chrono::steady_clock::now() - started);
   }
   co_return res;
 }
@@ -892,10 +890,7 @@ asio::awaitable<void> Server::Impl::ServeWebSocket(Connection& c, RouteEntry& ro
   if (ec) co_return;
 
   RequestValues values;
-  if (auto id = req.headers.get("X-Request-Id"); id && ValidRequestId(*id))
-    values.request_id = std::string(*id);
-  else
-    values.request_id = NewRequestId();
+  values.request_id = RequestIdFor(req);
   values.operation = RouteName(route);
   auto [ctx, source] = Background().with_values(std::move(values)).with_cancel();
   c.busy = true;
