@@ -22,6 +22,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "signal_stop.hpp"
 #include "fixture_schema.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
@@ -62,10 +63,8 @@ void PrintLine(const gql::Response& response) {
 // The operation `name` selects (or the only one), if it is a subscription. Anything else,
 // including a name that matches nothing, goes through execute(), which reports it.
 bool IsSubscription(const gql::Document& doc, const std::string& name) {
-  for (const auto& op : doc.operations)
-    if (name.empty() ? doc.operations.size() == 1 : op.name == name)
-      return op.type == gql::OperationType::subscription;
-  return false;
+  const gql::OperationDefinition* op = gql::select_operation(doc, name);
+  return op && op->type == gql::OperationType::subscription;
 }
 
 // Prints one line per event until the stream ends; returns the exit code.
@@ -78,13 +77,7 @@ int RunSubscription(const gql::Schema& schema, const gql::Request& req, const Ex
   if (opts.whole_response) options.execution.policy = gql::StopPolicy::whole_response;
 
   asio::io_context io;
-  int signal_number = 0;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&, stop = stop](boost::system::error_code ec, int sig) {
-    if (ec) return;
-    signal_number = sig;
-    stop.request_stop(StopReason::cancelled);
-  });
+  SignalStop signals(io, stop);
   int exit_code = 0;
   auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
     gql::SubscribeResult started = co_await gql::subscribe(schema, req, ctx, options);
@@ -99,7 +92,7 @@ int RunSubscription(const gql::Schema& schema, const gql::Request& req, const Ex
         const ErrorCode code = error_code_for(sub.stop_reason());
         std::fprintf(stderr, "cutoff graphql exec: the subscription was stopped: %s\n",
                      std::string(to_string(code)).c_str());
-        exit_code = cli_exit_code(code, signal_number);
+        exit_code = cli_exit_code(code, signals.signal());
       }
     }
     signals.cancel();

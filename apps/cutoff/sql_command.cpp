@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "signal_stop.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/sql/connect.hpp"
@@ -74,13 +75,7 @@ int RunExec(const ExecOptions& opts) {
   auto [ctx, stop] = base.with_cancel(deadline);
 
   asio::io_context io;
-  int signal_number = 0;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&, stop = stop](boost::system::error_code ec, int sig) {
-    if (ec) return;
-    signal_number = sig;
-    stop.request_stop(StopReason::cancelled);
-  });
+  SignalStop signals(io, stop);
 
   int exit_code = 0;
   bool stopped = false;
@@ -99,7 +94,7 @@ int RunExec(const ExecOptions& opts) {
     } catch (const Error& e) {
       PrintError(e);
       stopped = e.stop_reason() != StopReason::none;
-      exit_code = cli_exit_code(e.code(), signal_number);
+      exit_code = cli_exit_code(e.code(), signals.signal());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "cutoff sql exec: internal: %s\n", e.what());
       exit_code = 1;

@@ -317,16 +317,13 @@ class Execution {
  private:
   // ---- setup ----
   const OperationDefinition* FindOperation(const Document& doc, Response& resp) {
-    if (req_.operation_name.empty()) {
-      if (doc.operations.size() == 1) return &doc.operations[0];
+    if (const OperationDefinition* op = select_operation(doc, req_.operation_name)) return op;
+    if (!req_.operation_name.empty())
+      resp.errors.push_back({"Unknown operation named \"" + req_.operation_name + "\".", {}, {}, {}});
+    else
       resp.errors.push_back({doc.operations.empty() ? "Must provide an operation."
                                                     : "Must provide operation name if query contains multiple operations.",
                              {}, {}, {}});
-      return nullptr;
-    }
-    for (const auto& op : doc.operations)
-      if (op.name == req_.operation_name) return &op;
-    resp.errors.push_back({"Unknown operation named \"" + req_.operation_name + "\".", {}, {}, {}});
     return nullptr;
   }
 
@@ -958,6 +955,13 @@ std::string Response::to_json() const {
   }
   out.push_back('}');
   return out;
+}
+
+const OperationDefinition* select_operation(const Document& doc, std::string_view name) noexcept {
+  if (name.empty()) return doc.operations.size() == 1 ? &doc.operations.front() : nullptr;
+  for (const auto& op : doc.operations)
+    if (op.name == name) return &op;
+  return nullptr;
 }
 
 asio::awaitable<Response> execute(const Schema& schema, const Request& request, Context ctx, ExecutionOptions options) {

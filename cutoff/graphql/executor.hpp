@@ -102,6 +102,10 @@ struct Response {
   std::string to_json() const;
 };
 
+// The operation `name` selects in `doc`, or its only operation when `name` is empty; null when
+// there is no such operation (execute() then reports why).
+const OperationDefinition* select_operation(const Document& doc, std::string_view name) noexcept;
+
 boost::asio::awaitable<Response> execute(const Schema& schema, const Request& request, Context ctx,
                                          ExecutionOptions options = {});
 

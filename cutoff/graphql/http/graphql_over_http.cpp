@@ -143,13 +143,6 @@ class DocumentCache {
   std::list<std::string> order_;  // insertion order, oldest first
 };
 
-const OperationDefinition* SelectOperation(const Document& doc, std::string_view name) {
-  if (name.empty()) return doc.operations.size() == 1 ? &doc.operations.front() : nullptr;
-  for (const auto& op : doc.operations)
-    if (op.name == name) return &op;
-  return nullptr;
-}
-
 bool IsStopCode(std::string_view code) { return code == "DEADLINE_EXCEEDED" || code == "SHUTTING_DOWN"; }
 
 struct HandlerState {
@@ -212,7 +205,7 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
   if (!doc->errors.empty()) {
     result.errors = doc->errors;
   } else {
-    const OperationDefinition* op = SelectOperation(*doc->document, params.operation_name);
+    const OperationDefinition* op = select_operation(*doc->document, params.operation_name);
     if (is_get && op && op->type != OperationType::query) {
       HttpResponse refused = ErrorOnly(405, m, "only queries may be sent with GET; use POST");
       refused.headers.set("Allow", "POST");

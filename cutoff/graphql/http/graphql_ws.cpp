@@ -198,10 +198,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       co_return;
     }
     req.document = parsed.document.get();
-    const OperationDefinition* op = nullptr;
-    for (const auto& candidate : parsed.document->operations)
-      if (req.operation_name.empty() ? parsed.document->operations.size() == 1 : candidate.name == req.operation_name)
-        op = &candidate;
+    const OperationDefinition* op = select_operation(*parsed.document, req.operation_name);
 
     if (op && op->type == OperationType::subscription) {
       SubscribeResult started = co_await subscribe(schema_, req, ctx, options_.subscribe);
