@@ -110,6 +110,12 @@ Context Context::with_trace(TraceContext trace) const {
   return with_values(std::move(v));
 }
 
+Context Context::with_commit_ledger(std::shared_ptr<CommitLedger> ledger) const {
+  RequestValues v = values();
+  v.commits = std::move(ledger);
+  return with_values(std::move(v));
+}
+
 void Context::ThrowStopped() const { throw Error::stopped(stop_reason(), request_id()); }
 
 }  // namespace cutoff

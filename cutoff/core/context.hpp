@@ -29,6 +29,7 @@
 
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/clock.hpp"
+#include "cutoff/core/commit_ledger.hpp"
 #include "cutoff/core/deadline.hpp"
 #include "cutoff/core/internal/stop_state.hpp"
 #include "cutoff/core/stop_reason.hpp"
@@ -72,6 +73,7 @@ struct RequestValues {
   std::string operation;
   TraceContext trace;
   std::shared_ptr<ResponseMark> response;  // null: nobody marks the response (no server)
+  std::shared_ptr<CommitLedger> commits;   // null: nobody asks what was committed
 };
 
 class Context {
@@ -109,6 +111,9 @@ class Context {
   Context with_request_id(std::string id) const;
   Context with_operation(std::string name) const;
   Context with_trace(TraceContext trace) const;
+  Context with_commit_ledger(std::shared_ptr<CommitLedger> ledger) const;
+  // The invocation's ledger; null when none was attached.
+  CommitLedger* commit_ledger() const noexcept { return values().commits.get(); }
 
   // The hot-path check: one pointer test when unbound, plus one acquire load when bound.
   bool stop_requested() const noexcept { return state_ && state_->stop_requested(); }

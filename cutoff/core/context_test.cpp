@@ -192,6 +192,23 @@ TEST_F(ContextTest, DetachedFromAStoppedContextStillRuns) {
   EXPECT_NO_THROW(effect.check());
 }
 
+TEST_F(ContextTest, CommitLedgerIsSharedByChildrenAndDetachedRegions) {
+  EXPECT_EQ(root_.commit_ledger(), nullptr);
+  auto ledger = std::make_shared<CommitLedger>();
+  Context inv = root_.with_commit_ledger(ledger);
+  Context child = inv.with_timeout(10ms).with_request_id("r");
+  Context effect = child.detached(5ms);
+  ASSERT_EQ(effect.commit_ledger(), ledger.get());
+  EXPECT_FALSE(ledger->may_have_written());
+  effect.commit_ledger()->note_after_commit_queued();
+  EXPECT_TRUE(child.commit_ledger()->may_have_written());
+  effect.commit_ledger()->note_after_commit_done();
+  EXPECT_FALSE(ledger->may_have_written());
+  effect.commit_ledger()->note_commit_point();
+  EXPECT_EQ(inv.commit_ledger()->commit_points(), 1u);
+  EXPECT_TRUE(ledger->may_have_written());
+}
+
 TEST_F(ContextTest, ValuesAreSharedAndCopyOnWrite) {
   auto a = root_.with_request_id("r1").with_trace({"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", ""});
   auto b = a.with_operation("op");
