@@ -76,6 +76,10 @@ class Connection {
 
   // "sqlite" or "postgresql".
   virtual std::string_view driver() const noexcept = 0;
+  // Whether the backend refuses writes inside a read-only transaction. Only then is a stop at
+  // the end of a read-only transaction safe to report as a plain stop: a backend that accepts
+  // the flag without enforcing it may have let a write through.
+  virtual bool enforces_read_only() const noexcept { return false; }
 
   // Runs one statement with positional parameters ($1.. for PostgreSQL, ?/?NNN/$N for SQLite).
   // Throws cutoff::Error for stops (deadline_exceeded, cancelled, shutdown; commit_ambiguous

@@ -32,7 +32,7 @@ asio::awaitable<Result> Transaction::execute(const Context& ctx, std::string_vie
 }
 
 Error Transaction::stop_error(StopReason reason, const std::string& request_id) const {
-  if (mode_ == AccessMode::read_write && commit_point_reached()) {
+  if (!read_only_enforced() && commit_point_reached()) {
     std::string what = phase_ == CommitPhase::committed
                            ? "the transaction committed"
                            : "COMMIT was sent and its outcome is unknown";
@@ -56,7 +56,7 @@ asio::awaitable<void> Transaction::commit(const Context& ctx) {
   phase_ = CommitPhase::committing;
   CommitReport report = co_await conn_->commit(ctx);
   phase_ = report.phase;
-  const bool read_only = mode_ == AccessMode::read_only;
+  const bool read_only = read_only_enforced();
   if (report.stopped_in_flight != StopReason::none) {
     // The server said it rolled back: the stop is reported as what it is, safely.
     if (phase_ == CommitPhase::rolled_back) throw Error::stopped(report.stopped_in_flight, ctx.request_id());

@@ -55,6 +55,10 @@ class Transaction {
 
   CommitPhase phase() const noexcept { return phase_; }
   AccessMode mode() const noexcept { return mode_; }
+  // Read-only on a backend that refuses writes in it: nothing can have been committed.
+  bool read_only_enforced() const noexcept {
+    return mode_ == AccessMode::read_only && conn_->enforces_read_only();
+  }
   // True from the moment COMMIT is about to be sent.
   bool commit_point_reached() const noexcept {
     return phase_ == CommitPhase::committing || phase_ == CommitPhase::committed ||

@@ -298,6 +298,8 @@ class PgConnection final : public Connection {
   }
 
   std::string_view driver() const noexcept override { return "postgresql"; }
+  // BEGIN READ ONLY: the server rejects writes (SQLSTATE 25006).
+  bool enforces_read_only() const noexcept override { return true; }
 
   asio::awaitable<Result> execute(const Context& ctx, std::string_view sql, std::span<const Value> params) override {
     ctx.check();
@@ -319,6 +321,9 @@ class PgConnection final : public Connection {
     } else if (options_.driver.propagation == Propagation::on && applied_timeout_ms_ != session_timeout_ms_) {
       want = session_timeout_ms_;  // unbound: restore the session's own setting
     }
+    // An aborted transaction refuses everything but ROLLBACK (TO SAVEPOINT): sending the
+    // budget statement first would fail the very statement that recovers it.
+    if (want >= 0 && PQtransactionStatus(pg_.get()) == PQTRANS_INERROR) want = -1;
     if (want >= 0) {
       budget_value = Value(std::to_string(want));
       queries[n++] = {kBudgetStatement, std::span<const Value>(&budget_value, 1), Query::Type::prepared};

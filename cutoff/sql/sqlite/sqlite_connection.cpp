@@ -264,6 +264,8 @@ class SqliteConnection final : public Connection {
   ~SqliteConnection() override { w_->Close(/*detach=*/zombie_); }
 
   std::string_view driver() const noexcept override { return "sqlite"; }
+  // PRAGMA query_only: SQLite rejects writes (SQLITE_READONLY).
+  bool enforces_read_only() const noexcept override { return true; }
 
   asio::awaitable<Result> execute(const Context& ctx, std::string_view sql, std::span<const Value> params) override {
     ctx.check();
