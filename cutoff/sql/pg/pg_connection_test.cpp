@@ -114,6 +114,25 @@ TEST_F(Pg, DatabaseErrorsCarrySqlstateAndLeaveTheConnectionUsable) {
   });
 }
 
+TEST_F(Pg, ABoundStatementCanRecoverAnAbortedTransaction) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    Context ctx = Context().with_timeout(5s);
+    co_await conn->execute(ctx, "BEGIN", {});
+    co_await conn->execute(ctx, "SAVEPOINT s", {});
+    try {
+      co_await conn->execute(ctx, "select 1/0", {});
+    } catch (const DatabaseError&) {
+    }
+    // Only ROLLBACK (TO SAVEPOINT) is accepted now; the budget must not be sent ahead of it.
+    co_await conn->execute(ctx, "ROLLBACK TO SAVEPOINT s", {});
+    Result r = co_await conn->execute(ctx, "select 2", {});
+    EXPECT_EQ(r[0].get<std::int64_t>(0), 2);
+    co_await conn->execute(ctx, "ROLLBACK", {});
+    EXPECT_TRUE(conn->reusable());
+  });
+}
+
 TEST_F(Pg, BadUrlIsAClearError) {
   PgOptions bad = opts_;
   bad.url = "postgresql://[::1";
