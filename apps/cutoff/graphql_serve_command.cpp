@@ -9,6 +9,7 @@
 // each event under --event-budget-ms), the GraphiQL page at /graphiql, /metrics and /healthz. Prints
 // "listening on http://ADDRESS:PORT" once bound, one JSON log line per request on stderr,
 // and drains for --grace-ms on SIGINT/SIGTERM.
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <chrono>
@@ -85,6 +86,9 @@ int RunServe(const ServeOptions& opts) {
   graphql_options.root_value = gql::Data::json(&fixture);
   http::RouteOptions route{.name = "graphql"};
   if (opts.route_budget_ms > 0) route.budget = std::chrono::milliseconds(opts.route_budget_ms);
+  // What an operation is granted at most, shown in the schema's description.
+  schema->declare_operation_budget(std::chrono::milliseconds(
+      opts.route_budget_ms > 0 ? std::min(opts.route_budget_ms, opts.max_budget_ms) : opts.max_budget_ms));
   gql::mount_graphql(server, "/graphql", *schema, graphql_options, route);
   gql::GraphQLWsOptions ws_options;
   ws_options.subscribe.execution = graphql_options.execution;

@@ -145,6 +145,17 @@ TEST_F(Exec, Introspection) {
             R"("type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"LIST","ofType":{"kind":"NON_NULL","ofType":{"name":"Bin"}}}}}]}})");
 }
 
+TEST_F(Exec, IntrospectionShowsBudgets) {
+  Build(R"("Stock" schema { query: Query } type Query { w: W } type W { "Slow." value: Float @budget(ms: 120) id: ID })");
+  schema_->declare_operation_budget(std::chrono::milliseconds(2000));
+  Response r = Run(R"({ __schema { description } __type(name: "W") { fields { name description } } })");
+  EXPECT_TRUE(r.errors.empty()) << r.to_json();
+  EXPECT_EQ(r.data,
+            R"({"__schema":{"description":"Stock\n\nTime budget: each operation runs under at most 2000 ms."},)"
+            R"("__type":{"fields":[{"name":"value","description":"Slow.\n\nTime budget: this field is cut after 120 ms."},)"
+            R"({"name":"id","description":null}]}})");
+}
+
 // ---- deadlines ----------------------------------------------------------------------------------
 
 class Deadlines : public Exec {

@@ -10,6 +10,15 @@ namespace {
 
 Data Text(const std::string& s) { return s.empty() ? Data() : Data::from(s); }
 
+// Budgets are part of the contract a client reads: a description gains a sentence saying it.
+std::string WithBudget(std::string description, std::string_view subject, std::chrono::milliseconds budget) {
+  if (!description.empty()) description += "\n\n";
+  description += "Time budget: ";
+  description += subject;
+  description += std::to_string(budget.count()) + " ms.";
+  return description;
+}
+
 bool IncludeDeprecated(FieldContext& f) {
   const boost::json::value* v = f.arg("includeDeprecated");
   return v && v->is_bool() && v->get_bool();
@@ -45,7 +54,10 @@ void install_introspection(Schema& s) {
 
   // __Schema
   s.resolve("__Schema", "description", [](FieldContext& f) {
-    return Text(std::string(f.parent.as<Schema>()->description()));
+    const Schema* schema = f.parent.as<Schema>();
+    std::string d(schema->description());
+    if (auto b = schema->operation_budget()) d = WithBudget(std::move(d), "each operation runs under at most ", *b);
+    return Text(d);
   });
   s.resolve("__Schema", "types", [](FieldContext& f) {
     Data::List out;
@@ -97,7 +109,11 @@ void install_introspection(Schema& s) {
 
   // __Field
   s.resolve("__Field", "name", [](FieldContext& f) { return Data::from(f.parent.as<Field>()->name); });
-  s.resolve("__Field", "description", [](FieldContext& f) { return Text(f.parent.as<Field>()->description); });
+  s.resolve("__Field", "description", [](FieldContext& f) {
+    const Field* x = f.parent.as<Field>();
+    if (!x->budget) return Text(x->description);
+    return Text(WithBudget(x->description, "this field is cut after ", *x->budget));
+  });
   s.resolve("__Field", "args",
             [](FieldContext& f) { return InputValues(f.parent.as<Field>()->args, IncludeDeprecated(f)); });
   s.resolve("__Field", "type", [](FieldContext& f) { return Data::object(f.parent.as<Field>()->type); });

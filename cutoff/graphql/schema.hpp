@@ -206,6 +206,16 @@ class Schema {
   const std::vector<DirectiveDef>& directives() const noexcept { return directives_; }
   std::string_view description() const noexcept { return description_; }
 
+  // The budget every operation on this schema runs under (the transport's route budget),
+  // declared so introspection can show it: `__schema { description }` ends with a
+  // "Time budget" sentence. Fields capped by @budget say theirs in their description.
+  // Call before the schema is shared.
+  Schema& declare_operation_budget(std::chrono::milliseconds budget) {
+    operation_budget_ = budget;
+    return *this;
+  }
+  std::optional<std::chrono::milliseconds> operation_budget() const noexcept { return operation_budget_; }
+
   // The wrapper types, interned: the same pointer for the same wrapped type.
   const Type* list_of(const Type* t) const;
   const Type* non_null(const Type* t) const;
@@ -242,6 +252,7 @@ class Schema {
   std::unordered_map<std::string_view, Type*> by_name_;
   std::vector<DirectiveDef> directives_;
   std::string description_;
+  std::optional<std::chrono::milliseconds> operation_budget_;
   const Type* query_ = nullptr;
   const Type* mutation_ = nullptr;
   const Type* subscription_ = nullptr;
