@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,6 +69,12 @@ struct DriverOptions {
   // How long a COMMIT in flight may take to answer after a stop before its outcome is called
   // unknown. The commit is never cancelled.
   std::chrono::milliseconds commit_grace{5000};
+  // Called on a driver thread when a statement ends in the database, with its request id and
+  // when it started and ended there (steady clock). With propagation off this is the only
+  // place where an abandoned statement's real end shows. For measurements; null: not called.
+  // Drivers that run statements in-process call it (SQLite); for PostgreSQL, watch
+  // pg_stat_activity instead.
+  std::function<void(std::string_view request_id, TimePoint started, TimePoint ended)> statement_observer;
 };
 
 class Connection {

@@ -362,7 +362,9 @@ class SqliteConnection final : public Connection {
     auto job = std::make_shared<Job>(Job{std::move(sql), std::move(params), watched ? ctx.token() : CancelToken(),
                                          watched ? ctx.deadline() : Deadline::never(), &ctx.clock(),
                                          ctx.request_id()});
-    w_->Post([w = w_.get(), call, job, seq, watched, hold = w_] {
+    // A copy: an abandoned statement may outlive this connection.
+    auto observer = mode == Mode::statement ? options_.driver.statement_observer : nullptr;
+    w_->Post([w = w_.get(), call, job, seq, watched, observer = std::move(observer), hold = w_] {
       if (watched) {
         std::lock_guard lock(w->interrupt_mu);
         w->running_seq = seq;
@@ -371,11 +373,13 @@ class SqliteConnection final : public Connection {
       w->deadline = job->deadline;
       w->clock = job->clock;
       w->busy_since.reset();
+      const TimePoint started = observer ? Clock::steady().now() : TimePoint();
       try {
         call->result = ExecuteOnWorker(*w, *job);
       } catch (...) {
         call->error = std::current_exception();
       }
+      if (observer) observer(job->request_id, started, Clock::steady().now());
       w->token = CancelToken();
       if (watched) {
         std::lock_guard lock(w->interrupt_mu);

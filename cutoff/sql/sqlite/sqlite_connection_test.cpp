@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
@@ -253,11 +255,18 @@ TEST(Sqlite, PropagationOffLeavesTheStatementRunning) {
     co_await setup->execute(Context(), "create table t(x)", {});
     SqliteOptions off{.path = db.path()};
     off.driver.propagation = Propagation::off;
+    // The observer sees where the abandoned statement really ended.
+    std::mutex mu;
+    std::vector<std::pair<std::string, TimePoint>> ended;
+    off.driver.statement_observer = [&](std::string_view rid, TimePoint, TimePoint end) {
+      std::lock_guard lock(mu);
+      ended.emplace_back(std::string(rid), end);
+    };
     auto conn = co_await open_sqlite(Context(), off);
     const auto start = std::chrono::steady_clock::now();
     ErrorCode code{};
     try {
-      co_await conn->execute(Context().with_timeout(50ms),
+      co_await conn->execute(Context().with_timeout(50ms).with_request_id("zombie-1"),
                              "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) "
                              "INSERT INTO t SELECT x FROM c",
                              {});
@@ -277,6 +286,20 @@ TEST(Sqlite, PropagationOffLeavesTheStatementRunning) {
       rows = (co_await setup->execute(Context(), "select count(*) from t", {}))[0].get<std::int64_t>(0);
     }
     EXPECT_EQ(rows, 3000000);
+    auto seen = [&] {
+      std::lock_guard lock(mu);
+      return ended.size();
+    };
+    for (int i = 0; i < 100 && seen() == 0; ++i) {  // called just after the commit it reports
+      timer.expires_after(10ms);
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    std::lock_guard lock(mu);
+    EXPECT_EQ(ended.size(), 1u);
+    if (!ended.empty()) {
+      EXPECT_EQ(ended[0].first, "zombie-1");
+      EXPECT_GT(ended[0].second.time_since_epoch(), (start + 50ms).time_since_epoch());
+    }
   });
 }
 
