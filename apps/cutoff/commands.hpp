@@ -24,6 +24,9 @@ void AddGraphqlServeCommand(CLI::App& app);
 // `cutoff http relay`: one hop of a service chain, for watching a budget cross services.
 void AddHttpCommand(CLI::App& app);
 
+// `cutoff lab`: the lab; `cutoff lab report` renders its results as a self-contained HTML page.
+void AddLabCommand(CLI::App& app);
+
 }  // namespace cutoff::cli
 
 #endif  // CUTOFF_APPS_CUTOFF_COMMANDS_HPP_
