@@ -9,6 +9,8 @@ namespace cutoff::cli {
 // `cutoff demo`: one request fanning out to three concurrent branches, with and without
 // deadline propagation, and what each left running after the caller gave up.
 void AddDemoCommand(CLI::App& app);
+// `cutoff demo serve`: the reference warehouse services (called by AddDemoCommand).
+void AddDemoServeCommand(CLI::App& demo);
 
 // `cutoff sql exec`: statements under a deadline, rows as JSON lines, exit codes from the
 // error taxonomy.

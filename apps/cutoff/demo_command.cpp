@@ -158,7 +158,11 @@ void AddDemoCommand(CLI::App& app) {
   static int slow_ms = 600;
   cmd->add_option("--budget-ms", budget_ms, "The request's time budget")->check(CLI::Range(1, 60000));
   cmd->add_option("--slow-ms", slow_ms, "How long the slow branch needs")->check(CLI::Range(1, 600000));
-  cmd->callback([] { RunDemo(budget_ms, slow_ms); });
+  cmd->callback([cmd] {
+    if (cmd->got_subcommand("serve")) return;
+    RunDemo(budget_ms, slow_ms);
+  });
+  AddDemoServeCommand(*cmd);
 }
 
 }  // namespace cutoff::cli

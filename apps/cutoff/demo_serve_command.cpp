@@ -1,0 +1,147 @@
+// `cutoff demo serve`: the reference warehouse services, gateway and inventory, in one process.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_future.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "commands.hpp"
+#include "cutoff/core/error.hpp"
+#include "cutoff/http/server.hpp"
+#include "cutoff/observe/metrics.hpp"
+#include "warehouse/gateway.hpp"
+#include "warehouse/inventory.hpp"
+
+namespace cutoff::cli {
+namespace {
+
+namespace asio = boost::asio;
+namespace wh = cutoff::warehouse;
+
+struct DemoServeOptions {
+  std::string db;  // empty: a SQLite file in the temporary directory
+  std::string address = "127.0.0.1";
+  int gateway_port = 8080;
+  int inventory_port = 8081;
+  std::string mode = "cutoff";
+  std::int64_t valuation_ms = 800;
+  std::int64_t operation_budget_ms = 2000;
+  std::int64_t valuation_cap_ms = 1500;
+  int pool_size = 4;
+  std::int64_t grace_ms = 2000;
+};
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "cutoff demo serve: %s\n", message.c_str());
+  return 1;
+}
+
+int RunDemoServe(const DemoServeOptions& o) {
+  const auto mode = wh::parse_mode(o.mode);
+  if (!mode) return Fail("--mode must be none, timeouts or cutoff");
+  std::string db = o.db;
+  if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-warehouse-demo.db").string();
+
+  asio::io_context io(1);
+  observe::Registry inventory_metrics, gateway_metrics;
+  wh::InventoryOptions inv;
+  inv.db_url = db;
+  inv.mode = *mode;
+  inv.pool_size = static_cast<std::size_t>(o.pool_size);
+  inv.valuation_time = std::chrono::milliseconds(o.valuation_ms);
+  wh::Inventory inventory(inv);
+  std::printf("preparing the warehouse database (%s)...\n", db.c_str());
+  std::fflush(stdout);
+  try {
+    auto started = asio::co_spawn(io, inventory.start(Context().with_timeout(std::chrono::minutes(5))), asio::use_future);
+    io.run();
+    io.restart();
+    started.get();
+  } catch (const std::exception& e) {
+    return Fail(std::string("cannot prepare the database: ") + e.what());
+  }
+
+  http::ServerOptions inventory_server_options = inventory.server_options(&inventory_metrics);
+  inventory_server_options.one_io_thread = true;
+  http::Server inventory_server(io.get_executor(), inventory_server_options);
+  inventory.mount(inventory_server, &inventory_metrics);
+  std::uint16_t inventory_port = 0;
+  try {
+    inventory_port = inventory_server.listen(o.address, static_cast<std::uint16_t>(o.inventory_port));
+  } catch (const std::exception& e) {
+    return Fail("cannot listen on " + o.address + ":" + std::to_string(o.inventory_port) + ": " + e.what());
+  }
+
+  wh::GatewayOptions gw;
+  gw.inventory_url = "http://" + o.address + ":" + std::to_string(inventory_port);
+  gw.mode = *mode;
+  gw.operation_budget = std::chrono::milliseconds(o.operation_budget_ms);
+  gw.valuation_cap = std::chrono::milliseconds(o.valuation_cap_ms);
+  wh::Gateway gateway(io.get_executor(), gw);
+  http::ServerOptions gateway_server_options = gateway.server_options(&gateway_metrics);
+  gateway_server_options.one_io_thread = true;
+  http::Server gateway_server(io.get_executor(), gateway_server_options);
+  gateway.mount(gateway_server, &gateway_metrics);
+  std::uint16_t gateway_port = 0;
+  try {
+    gateway_port = gateway_server.listen(o.address, static_cast<std::uint16_t>(o.gateway_port));
+  } catch (const std::exception& e) {
+    return Fail("cannot listen on " + o.address + ":" + std::to_string(o.gateway_port) + ": " + e.what());
+  }
+
+  // Ctrl-C: both servers drain, then the process ends.
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    std::printf("stopping...\n");
+    std::fflush(stdout);
+    gateway_server.shutdown(std::chrono::milliseconds(o.grace_ms));
+    inventory_server.shutdown(std::chrono::milliseconds(o.grace_ms));
+  });
+  std::printf("mode %s; valuation statement ~%lld ms (%lld simulation steps)\n", o.mode.c_str(),
+              static_cast<long long>(o.valuation_ms), static_cast<long long>(inventory.valuation_steps()));
+  std::printf("gateway   http://%s:%u/graphql  (GraphiQL at /graphiql, metrics at /metrics)\n", o.address.c_str(),
+              gateway_port);
+  std::printf("inventory http://%s:%u/warehouses  (metrics at /metrics)\n", o.address.c_str(), inventory_port);
+  std::printf("listening on http://%s:%u\n", o.address.c_str(), gateway_port);
+  std::fflush(stdout);
+  io.run();
+  return 0;
+}
+
+}  // namespace
+
+void AddDemoServeCommand(CLI::App& demo) {
+  CLI::App* serve = demo.add_subcommand(
+      "serve",
+      "Run the reference warehouse services in one process: the GraphQL gateway (/graphql, /graphiql)\n"
+      "and the inventory service that owns the database. Stops cleanly on Ctrl-C.");
+  static DemoServeOptions opts;
+  serve->add_option("--db", opts.db, "Database URL: sqlite:PATH or postgresql://... (default: a SQLite file in $TMPDIR)");
+  serve->add_option("--address", opts.address, "Address to bind")->capture_default_str();
+  serve->add_option("--port", opts.gateway_port, "Gateway port (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--inventory-port", opts.inventory_port, "Inventory port (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--mode", opts.mode, "none, timeouts or cutoff")->capture_default_str();
+  serve->add_option("--valuation-ms", opts.valuation_ms, "How long the valuation statement takes (calibrated)")
+      ->check(CLI::Range(std::int64_t{10}, std::int64_t{600'000}))
+      ->capture_default_str();
+  serve->add_option("--operation-budget-ms", opts.operation_budget_ms, "The gateway's budget per operation")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
+      ->capture_default_str();
+  serve->add_option("--valuation-cap-ms", opts.valuation_cap_ms, "@budget on Warehouse.stockValuation")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
+      ->capture_default_str();
+  serve->add_option("--pool-size", opts.pool_size, "Database connections")->check(CLI::Range(1, 256))->capture_default_str();
+  serve->callback([] {
+    const int code = RunDemoServe(opts);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace cutoff::cli

@@ -1,0 +1,264 @@
+#include "warehouse/gateway.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <deque>
+#include <stdexcept>
+
+#include "cutoff/core/asio.hpp"
+#include "cutoff/core/error.hpp"
+#include "cutoff/graphql/event_stream.hpp"
+#include "cutoff/graphql/graphiql_page.hpp"
+#include "cutoff/graphql/http/graphql_over_http.hpp"
+#include "cutoff/graphql/http/graphql_ws.hpp"
+#include "cutoff/graphql/metrics_recorder.hpp"
+
+namespace cutoff::warehouse {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace gql = cutoff::graphql;
+using gql::Data;
+using gql::FieldContext;
+
+std::string schema_sdl(std::chrono::milliseconds valuation_cap) {
+  return R"(
+"""The reference warehouse API: stock across warehouses, served by cutoff."""
+schema { query: Query mutation: Mutation subscription: Subscription }
+
+type Query {
+  "Every warehouse."
+  warehouses: [Warehouse!]!
+  "A warehouse by id."
+  warehouse(id: ID!): Warehouse
+  "One bin and its stock right now."
+  bin(id: ID!): Bin
+}
+
+type Warehouse {
+  id: ID!
+  name: String!
+  city: String!
+  "The first bins of this warehouse."
+  bins(first: Int = 10): [Bin!]!
+  "The value of every stock movement in this warehouse, with a risk simulation: expensive."
+  stockValuation: Float @budget(ms: )" +
+         std::to_string(valuation_cap.count()) + R"()
+}
+
+type Bin {
+  id: ID!
+  warehouseId: ID!
+  code: String!
+  sku: String!
+  qty: Int!
+  reserved: Int!
+  available: Int!
+}
+
+type Mutation {
+  "Reserves qty units in a bin. Repeating an idempotency key returns the first answer instead of reserving again."
+  reserveStock(binId: ID!, qty: Int!, idempotencyKey: String!): Reservation!
+}
+
+type Reservation {
+  binId: ID!
+  qty: Int!
+  reserved: Int!
+  "True when this is the stored answer to an earlier request with the same key."
+  replayed: Boolean!
+}
+
+type Subscription {
+  "Reservations as they happen, for one bin or all of them."
+  stockChanged(binId: ID): StockChange!
+}
+
+type StockChange {
+  id: ID!
+  binId: ID!
+  qty: Int!
+  reserved: Int!
+}
+)";
+}
+
+namespace {
+
+std::string ArgId(const FieldContext& f, std::string_view name) {
+  const json::value* v = f.arg(name);
+  if (!v) return {};
+  if (v->is_string()) return std::string(v->as_string());
+  if (v->is_int64()) return std::to_string(v->as_int64());
+  return {};
+}
+
+// The inventory's answer as JSON; its error document as a cutoff::Error (404: null).
+json::value Decode(const http::Response& r, const std::string& request_id) {
+  if (r.status == 404) return nullptr;
+  json::error_code ec;
+  json::value body = json::parse(r.body, ec);
+  if (r.status == 200 && !ec) return body;
+  ErrorCode code = ErrorCode::unavailable;
+  std::string message = "the inventory service answered " + std::to_string(r.status);
+  if (const json::object* o = ec ? nullptr : body.if_object()) {
+    if (const json::value* e = o->if_contains("error"); e && e->is_object()) {
+      if (const json::value* c = e->as_object().if_contains("code"); c && c->is_string())
+        code = parse_error_code(std::string(c->as_string())).value_or(code);
+      if (const json::value* m = e->as_object().if_contains("message"); m && m->is_string())
+        message = std::string(m->as_string());
+    }
+  }
+  throw Error(code, message, request_id);
+}
+
+// stockChanged: polls the inventory's change feed. Each poll has a budget of its own; the
+// subscription's context (the client's connection) stops the wait.
+class StockChanges final : public gql::EventStream {
+ public:
+  StockChanges(http::Client& client, std::string base, std::string bin, Duration poll)
+      : client_(client), base_(std::move(base)), bin_(std::move(bin)), poll_(poll) {}
+
+  asio::awaitable<std::optional<Data>> next(const Context& ctx) override {
+    for (;;) {
+      if (!ready_.empty()) {
+        Data d = Data::json_value(std::move(ready_.front()));
+        ready_.pop_front();
+        co_return d;
+      }
+      ctx.check();
+      const Context poll = ctx.with_timeout(std::chrono::seconds(2));
+      http::Response r = co_await client_.get(poll, base_ + "/stock-changes?after=" + std::to_string(after_));
+      json::value changes = Decode(r, ctx.request_id());
+      if (changes.is_array()) {
+        for (json::value& c : changes.as_array()) {
+          const json::object& o = c.as_object();
+          after_ = std::max(after_, o.at("id").to_number<std::int64_t>());
+          if (!bin_.empty() && std::to_string(o.at("binId").to_number<std::int64_t>()) != bin_) continue;
+          ready_.push_back(std::move(c));
+        }
+      }
+      if (ready_.empty()) {
+        asio::steady_timer timer(co_await asio::this_coro::executor, poll_);
+        co_await with_context(ctx, timer.async_wait(asio::use_awaitable));
+      }
+    }
+  }
+
+ private:
+  http::Client& client_;
+  std::string base_;
+  std::string bin_;
+  Duration poll_;
+  std::int64_t after_ = -1;  // first poll: learn where the feed is
+  std::deque<json::value> ready_;
+};
+
+}  // namespace
+
+Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : options_(std::move(options)) {
+  http::ClientOptions client;
+  switch (options_.mode) {
+    case Mode::cutoff: client.attempt_timeout = options_.max_budget; break;  // the budget bounds it
+    case Mode::timeouts: client.attempt_timeout = options_.operation_budget; break;
+    case Mode::none: client.attempt_timeout = std::chrono::hours(1); break;
+  }
+  client.max_idle_per_host = 256;
+  client_ = std::make_unique<http::Client>(executor, client);
+
+  gql::SchemaResult built = gql::Schema::from_sdl(schema_sdl(options_.valuation_cap));
+  if (!built.ok()) throw std::logic_error("warehouse schema: " + built.errors.at(0).message);
+  schema_ = std::move(built.schema);
+  if (options_.mode == Mode::cutoff) schema_->declare_operation_budget(options_.operation_budget);
+
+  const std::string base = options_.inventory_url;
+  auto fetch = [this, base](const Context& ctx, std::string path) -> asio::awaitable<json::value> {
+    http::Response r = co_await client_->get(ctx, base + path);
+    co_return Decode(r, ctx.request_id());
+  };
+
+  schema_->resolve_async("Query", "warehouses", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+    co_return Data::json_value(co_await fetch(f.ctx, "/warehouses"));
+  });
+  schema_->resolve_async("Query", "warehouse", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+    const std::string id = ArgId(f, "id");
+    json::value all = co_await fetch(f.ctx, "/warehouses");
+    for (json::value& w : all.as_array())
+      if (std::to_string(w.as_object().at("id").to_number<std::int64_t>()) == id) co_return Data::json_value(std::move(w));
+    co_return Data();
+  });
+  schema_->resolve_async("Query", "bin", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+    co_return Data::json_value(co_await fetch(f.ctx, "/bin?id=" + ArgId(f, "id")));
+  });
+  schema_->resolve_async("Warehouse", "bins", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+    const json::value* parent = f.parent.if_json();
+    const std::int64_t id = parent->as_object().at("id").to_number<std::int64_t>();
+    const json::value* first = f.arg("first");
+    const std::int64_t n = first && first->is_int64() ? first->as_int64() : 10;
+    co_return Data::json_value(co_await fetch(f.ctx, "/bins?warehouse=" + std::to_string(id) + "&first=" + std::to_string(n)));
+  });
+  schema_->resolve_async("Warehouse", "stockValuation", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+    const std::int64_t id = f.parent.if_json()->as_object().at("id").to_number<std::int64_t>();
+    json::value v = co_await fetch(f.ctx, "/valuation?warehouse=" + std::to_string(id));
+    co_return Data::from(v.as_object().at("value").to_number<double>());
+  });
+  schema_->resolve_async("Mutation", "reserveStock", [this, base](FieldContext& f) -> asio::awaitable<Data> {
+    const json::value* qty = f.arg("qty");
+    json::object body{{"binId", ArgId(f, "binId")}, {"qty", qty ? *qty : json::value(0)}};
+    http::ClientRequest req;
+    req.method = "POST";
+    req.url = base + "/reservations";
+    req.body = json::serialize(body);
+    req.headers.set("Content-Type", "application/json");
+    req.headers.set("Idempotency-Key", f.arg_string("idempotencyKey"));
+    req.idempotent = true;  // keyed: a retry cannot reserve twice
+    http::Response r = co_await client_->request(f.ctx, std::move(req));
+    co_return Data::json_value(Decode(r, f.ctx.request_id()));
+  });
+  schema_->subscribe("Subscription", "stockChanged",
+                     [this, base](FieldContext& f) -> asio::awaitable<std::unique_ptr<gql::EventStream>> {
+                       co_return std::make_unique<StockChanges>(*client_, base, ArgId(f, "binId"),
+                                                                options_.subscription_poll);
+                     });
+}
+
+Gateway::~Gateway() = default;
+
+http::ServerOptions Gateway::server_options(observe::Registry* metrics) const {
+  http::ServerOptions o;
+  o.metrics = metrics;
+  o.bind_deadlines = options_.mode == Mode::cutoff;
+  o.budget.max_budget = options_.max_budget;
+  return o;
+}
+
+void Gateway::mount(http::Server& server, observe::Registry* metrics) {
+  gql::GraphQLHttpOptions graphql;
+  if (metrics) {
+    recorder_ = std::make_unique<gql::MetricsRecorder>(*metrics);
+    graphql.execution.recorder = recorder_.get();
+  }
+  http::RouteOptions route;
+  route.name = "graphql";
+  if (options_.mode == Mode::cutoff) route.budget = options_.operation_budget;
+  gql::mount_graphql(server, "/graphql", *schema_, graphql, route);
+  gql::GraphQLWsOptions ws;
+  ws.subscribe.execution = graphql.execution;
+  ws.operation_budget = options_.operation_budget;
+  http::RouteOptions ws_route;
+  ws_route.name = "graphql-ws";
+  gql::mount_graphql_ws(server, "/graphql", *schema_, ws, ws_route);
+  http::RouteOptions page;
+  page.name = "graphiql";
+  page.bind_deadline = false;
+  server.route(
+      "GET", "/graphiql",
+      [](const http::Request&, const Context&) -> asio::awaitable<http::Response> {
+        co_return http::Response::text(200, std::string(gql::graphiql_page()), "text/html; charset=utf-8");
+      },
+      page);
+}
+
+}  // namespace cutoff::warehouse

@@ -1,0 +1,188 @@
+#include "warehouse/inventory.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <charconv>
+
+#include "cutoff/core/error.hpp"
+#include "cutoff/sql/connect.hpp"
+#include "cutoff/sql/pool_metrics.hpp"
+
+namespace cutoff::warehouse {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using http::Request;
+using http::Response;
+using sql::Value;
+
+namespace {
+
+std::int64_t IntParam(const Request& req, std::string_view name, std::optional<std::int64_t> fallback = {}) {
+  auto v = req.query_param(name);
+  std::int64_t n = 0;
+  if (!v || v->empty()) {
+    if (fallback) return *fallback;
+    throw Error(ErrorCode::invalid_argument, "missing query parameter `" + std::string(name) + "`");
+  }
+  auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc() || end != v->data() + v->size())
+    throw Error(ErrorCode::invalid_argument, "query parameter `" + std::string(name) + "` is not an integer");
+  return n;
+}
+
+}  // namespace
+
+Inventory::Inventory(InventoryOptions options) : options_(std::move(options)) {}
+Inventory::~Inventory() = default;
+
+asio::awaitable<void> Inventory::start(const Context& ctx) {
+  sql::DatabaseOptions db;
+  db.url = options_.db_url;
+  db.driver.propagation = options_.mode == Mode::cutoff ? sql::Propagation::on : sql::Propagation::off;
+  db.driver.statement_observer = options_.statement_observer;
+  sql::PoolOptions pool_options;
+  pool_options.max_size = options_.pool_size;
+  pool_options.max_waiters = 100'000;
+  pool_ = std::make_unique<sql::Pool>(sql::connection_factory(db), pool_options);
+
+  effects::EffectsOptions fx;
+  fx.timeout = options_.effect_timeout;
+  // The gateway reads reservations from the outbox table itself: delivery is marking them.
+  fx.sink = [](const Context&, const effects::OutboxMessage&) -> asio::awaitable<void> { co_return; };
+  effects_ = std::make_unique<effects::Effects>(*pool_, fx);
+
+  sql::Pool::Lease conn = co_await pool_->acquire(ctx);
+  co_await create_warehouse_data(*conn, ctx, options_.data);
+  conn.reset();
+  co_await effects_->install(ctx);
+  if (options_.valuation_steps <= 0) {
+    sql::Pool::Lease c = co_await pool_->acquire(ctx);
+    options_.valuation_steps = co_await calibrate_valuation(*c, ctx, options_.valuation_time);
+  }
+}
+
+http::ServerOptions Inventory::server_options(observe::Registry* metrics) const {
+  http::ServerOptions o;
+  o.metrics = metrics;
+  o.bind_deadlines = options_.mode == Mode::cutoff;
+  o.budget.max_budget = options_.max_budget;
+  return o;
+}
+
+Context Inventory::WorkContext(const Context& request) const {
+  switch (options_.mode) {
+    case Mode::cutoff: return request;
+    case Mode::timeouts: return request.with_timeout(options_.own_timeout);
+    case Mode::none: return request;
+  }
+  return request;
+}
+
+void Inventory::mount(http::Server& server, observe::Registry* metrics) {
+  if (metrics) sql::register_pool_metrics(*metrics, *pool_, "inventory");
+  // The service's declared budget (bound only under `cutoff`; see server_options()).
+  auto route = [this](const char* name) {
+    http::RouteOptions o;
+    o.name = name;
+    o.budget = options_.own_timeout;
+    return o;
+  };
+
+  server.route("GET", "/warehouses", [this](const Request&, const Context& rctx) -> asio::awaitable<Response> {
+    const Context ctx = WorkContext(rctx);
+    sql::Pool::Lease conn = co_await pool_->acquire(ctx);
+    co_return Response::json(200, co_await list_warehouses(*conn, ctx));
+  }, route("inventory.warehouses"));
+
+  server.route("GET", "/bins", [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+    const Context ctx = WorkContext(rctx);
+    const std::int64_t warehouse = IntParam(req, "warehouse");
+    const std::int64_t first = std::clamp<std::int64_t>(IntParam(req, "first", 10), 0, 1000);
+    sql::Pool::Lease conn = co_await pool_->acquire(ctx);
+    co_return Response::json(200, co_await list_bins(*conn, ctx, warehouse, first));
+  }, route("inventory.bins"));
+
+  server.route("GET", "/bin", [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+    const Context ctx = WorkContext(rctx);
+    const std::int64_t id = IntParam(req, "id");
+    sql::Pool::Lease conn = co_await pool_->acquire(ctx);
+    std::string bin = co_await get_bin(*conn, ctx, id);
+    if (bin.empty()) throw Error(ErrorCode::not_found, "no bin " + std::to_string(id), ctx.request_id());
+    co_return Response::json(200, std::move(bin));
+  }, route("inventory.bin"));
+
+  server.route("GET", "/valuation", [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+    const Context ctx = WorkContext(rctx);
+    const std::int64_t warehouse = IntParam(req, "warehouse");
+    sql::Pool::Lease conn = co_await pool_->acquire(ctx);
+    co_return Response::json(200, co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps));
+  }, route("inventory.valuation"));
+
+  server.route("POST", "/reservations", [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+    const Context ctx = WorkContext(rctx);
+    json::error_code ec;
+    json::value body = json::parse(req.body, ec);
+    const json::object* o = ec ? nullptr : body.if_object();
+    const json::value* bin = o ? o->if_contains("binId") : nullptr;
+    const json::value* qty = o ? o->if_contains("qty") : nullptr;
+    auto as_int = [](const json::value* v) -> std::optional<std::int64_t> {
+      if (!v) return std::nullopt;
+      if (v->is_int64()) return v->as_int64();
+      if (v->is_string()) {
+        std::int64_t n = 0;
+        const auto& s = v->as_string();
+        auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), n);
+        if (err == std::errc() && end == s.data() + s.size()) return n;
+      }
+      return std::nullopt;
+    };
+    const auto bin_id = as_int(bin);
+    const auto amount = as_int(qty);
+    if (!bin_id || !amount || *amount <= 0)
+      throw Error(ErrorCode::invalid_argument, R"(expected {"binId": <int>, "qty": <positive int>})",
+                  ctx.request_id());
+    effects::EffectRequest er;
+    er.operation = "inventory.reserve";
+    er.idempotency_key = std::string(req.headers.get("Idempotency-Key").value_or(""));
+    er.fingerprint = std::to_string(*bin_id) + ":" + std::to_string(*amount);
+    const std::int64_t b = *bin_id, n = *amount;
+    effects::EffectOutcome out = co_await effects_->run(ctx, er, [b, n](effects::Effect& fx) -> asio::awaitable<std::string> {
+      std::vector<Value> p{n, b};
+      sql::Result r = co_await fx.execute(
+          "update bin set reserved = reserved + $1 where id = $2 and qty - reserved >= $1 returning qty, reserved", p);
+      if (r.size() == 0)
+        throw Error(ErrorCode::invalid_argument, "bin " + std::to_string(b) + " does not exist or has fewer than " +
+                                                     std::to_string(n) + " available");
+      const std::string change = "{\"binId\":" + std::to_string(b) + ",\"qty\":" +
+                                 std::to_string(r[0].get<std::int64_t>("qty")) + ",\"reserved\":" +
+                                 std::to_string(r[0].get<std::int64_t>("reserved")) + "}";
+      co_await fx.publish("stock.changed", change);
+      co_return change;
+    });
+    json::object answer = json::parse(out.result).as_object();
+    answer["replayed"] = out.replayed;
+    co_return Response::json(200, json::serialize(answer));
+  }, route("inventory.reserve"));
+
+  server.route("GET", "/stock-changes", [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+    const Context ctx = WorkContext(rctx);
+    std::vector<Value> p{IntParam(req, "after", 0)};
+    sql::Pool::Lease conn = co_await pool_->acquire(ctx);
+    sql::Result r = co_await conn->execute(ctx,
+                                           "select id, payload from " + effects_->outbox_table() +
+                                               " where topic = 'stock.changed' and id > $1 order by id limit 100",
+                                           p);
+    std::string out = "[";
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (i) out += ',';
+      json::object change = json::parse(r[i].get<std::string>("payload")).as_object();
+      change["id"] = r[i].get<std::int64_t>("id");
+      out += json::serialize(change);
+    }
+    out += ']';
+    co_return Response::json(200, std::move(out));
+  }, route("inventory.stock_changes"));
+}
+
+}  // namespace cutoff::warehouse

@@ -1,0 +1,92 @@
+// The inventory service: the reference HTTP service that owns the warehouse database.
+//
+//   cutoff::warehouse::InventoryOptions opts;
+//   opts.db_url = "sqlite:warehouse.db";       // or postgresql://...
+//   cutoff::warehouse::Inventory inventory(opts);
+//   co_await inventory.start(ctx);             // opens the pool, generates data, calibrates
+//   http::Server server(io.get_executor(), inventory.server_options(&registry));
+//   inventory.mount(server);
+//   server.listen("127.0.0.1", 0);
+//
+// Routes (JSON):
+//   GET  /warehouses                        every warehouse
+//   GET  /bins?warehouse=ID&first=N         the first N bins of a warehouse
+//   GET  /bin?id=ID                         one bin's stock (fast)
+//   GET  /valuation?warehouse=ID            the stock valuation (the slow statement)
+//   POST /reservations {"binId":..,"qty":..} with Idempotency-Key: reserves stock in an effect
+//                                           region; a repeated key returns the first answer
+//   GET  /stock-changes?after=ID            reservations since ID (from the outbox), oldest first
+//
+// How it bounds its work depends on the mode (mode.hpp): under `cutoff` each request runs
+// under the budget it was sent (and the route's), down to the statement; under `timeouts` it
+// has a timeout of its own and statements keep running when it stops waiting; under `none`
+// nothing is bounded.
+#ifndef CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
+#define CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "cutoff/core/context.hpp"
+#include "cutoff/effects/effects.hpp"
+#include "cutoff/http/server.hpp"
+#include "cutoff/observe/metrics.hpp"
+#include "cutoff/sql/pool.hpp"
+#include "warehouse/mode.hpp"
+#include "warehouse/warehouse_db.hpp"
+
+namespace cutoff::warehouse {
+
+struct InventoryOptions {
+  std::string db_url = "sqlite:warehouse.db";
+  Mode mode = Mode::cutoff;
+  std::size_t pool_size = 4;
+  WarehouseDataOptions data;
+  // How long the valuation statement takes (calibrated at start), and the simulation steps
+  // that make it so (0: calibrate).
+  std::chrono::milliseconds valuation_time{800};
+  std::int64_t valuation_steps = 0;
+  // `timeouts` mode: the service's own timeout for a request.
+  std::chrono::milliseconds own_timeout{10'000};
+  // `cutoff` mode: the most budget a caller is granted.
+  std::chrono::milliseconds max_budget{30'000};
+  std::chrono::milliseconds effect_timeout{2'000};
+  // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
+  std::function<void(std::string_view request_id, TimePoint started, TimePoint ended)> statement_observer;
+};
+
+class Inventory {
+ public:
+  explicit Inventory(InventoryOptions options);
+  ~Inventory();
+
+  // Opens the pool, creates and fills the tables if needed, installs the effect tables and
+  // calibrates the valuation.
+  boost::asio::awaitable<void> start(const Context& ctx);
+
+  // Server options for this service's mode (deadlines bound or not), with `metrics`.
+  http::ServerOptions server_options(observe::Registry* metrics) const;
+  // The routes; with `metrics`, the pool's gauges too.
+  void mount(http::Server& server, observe::Registry* metrics = nullptr);
+
+  sql::Pool& pool() noexcept { return *pool_; }
+  effects::Effects& effects() noexcept { return *effects_; }
+  std::int64_t valuation_steps() const noexcept { return options_.valuation_steps; }
+  const InventoryOptions& options() const noexcept { return options_; }
+
+ private:
+  // The context a handler works under, by mode.
+  Context WorkContext(const Context& request) const;
+
+  InventoryOptions options_;
+  std::unique_ptr<sql::Pool> pool_;
+  std::unique_ptr<effects::Effects> effects_;
+};
+
+}  // namespace cutoff::warehouse
+
+#endif  // CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
