@@ -138,23 +138,41 @@ class Hedge {
     race->wake.cancel();
   }
 
+  // The caller's coroutine may be cancelled through Asio while attempts run; they must still
+  // be awaited, which needs co_await not to throw. throw_if_cancelled belongs to the whole
+  // coroutine thread, so it is turned off for the race and restored before leaving.
   template <typename F>
   static boost::asio::awaitable<internal::CallResult<F>> Run(Hedge* self, Context ctx, F f) {
+    namespace asio = boost::asio;
+    ctx.check();
+    const bool throw_if_cancelled = co_await asio::this_coro::throw_if_cancelled();
+    co_await asio::this_coro::throw_if_cancelled(false);
+    std::optional<internal::CallResult<F>> value;
+    std::exception_ptr error;
+    try {
+      value.emplace(co_await RunRace(self, ctx, f));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    co_await asio::this_coro::throw_if_cancelled(throw_if_cancelled);
+    if (error) std::rethrow_exception(error);
+    co_return std::move(*value);
+  }
+
+  template <typename F>
+  static boost::asio::awaitable<internal::CallResult<F>> RunRace(Hedge* self, const Context& ctx, F& f) {
     using T = internal::CallResult<F>;
     namespace asio = boost::asio;
     using Clock = asio::steady_timer::clock_type;
-    ctx.check();
     self->calls_.fetch_add(1, std::memory_order_relaxed);
     const auto executor = co_await asio::this_coro::executor;
-    // Waits below end early by design (attempts cancel the timer); a cancellation of this
-    // coroutine is told apart through its cancellation state, and the attempts are still
-    // awaited before it leaves.
-    co_await asio::this_coro::throw_if_cancelled(false);
     auto race = std::make_shared<Race<T>>(executor);
     StopAll<T> stop_all{race.get()};
 
     int started = 0;
     auto next_at = Clock::now();
+    // Attempts wake the wait below by cancelling the timer; a cancellation of the caller is
+    // told apart through the cancellation state.
     auto start = [&] {
       auto [attempt, stop] = ctx.with_cancel();
       race->attempts.push_back({stop});

@@ -4,6 +4,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 #include <thread>
 #include <vector>
@@ -70,12 +71,13 @@ struct Result {
   std::optional<ErrorCode> error;
   std::string message;
   Duration took{};
+  SteadyClock::time_point started;
   bool all_finished_on_return = false;
 };
 
 Result RunHedge(Hedge& hedge, const Context& ctx, Plan& plan) {
   Result r;
-  const auto start = SteadyClock::now();
+  const auto start = r.started = SteadyClock::now();
   try {
     RunSync([&]() -> asio::awaitable<void> {
       try {
@@ -103,7 +105,7 @@ TEST(Hedge, TheFirstSuccessWinsAndTheLoserIsCancelledAndAwaited) {
   Result r = RunHedge(hedge, Context().with_timeout(5s * s), plan);
   ASSERT_EQ(r.value, 2) << (r.error ? to_string(*r.error) : "");
   ASSERT_EQ(plan.log.size(), 2u);
-  EXPECT_GE(plan.log[1].started - plan.log[0].started, 30ms * s) << "the hedge waited for its delay";
+  EXPECT_GE(plan.log[1].started - r.started, 30ms * s) << "the hedge waited for its delay";
   EXPECT_LT(r.took, 1s * s);
   EXPECT_TRUE(r.all_finished_on_return) << "no attempt outlives the call";
   EXPECT_TRUE(plan.log[0].aborted) << "the loser's wait was cancelled";
@@ -211,6 +213,26 @@ TEST(Hedge, CancellingTheCallerStillAwaitsEveryAttempt) {
   EXPECT_EQ(plan.log.size(), 3u);
   EXPECT_TRUE(all_finished) << "the hedged attempts were awaited before the caller resumed";
   for (auto& a : plan.log) EXPECT_TRUE(a.aborted);
+}
+
+TEST(Hedge, LeavesTheCallersThrowIfCancelledAsItWas) {
+  Hedge hedge({.delay = 1ms, .max_attempts = 2});
+  Plan ok{{{5ms, 1}}};
+  Plan failing{{{1ms, 0, ErrorCode::invalid_argument}}};
+  std::vector<bool> seen;
+  RunSync([&]() -> asio::awaitable<void> {
+    co_await hedge.run(Context(), ok.callable());
+    seen.push_back(co_await asio::this_coro::throw_if_cancelled());
+    try {
+      co_await hedge.run(Context(), failing.callable());
+    } catch (const Error&) {
+    }
+    seen.push_back(co_await asio::this_coro::throw_if_cancelled());
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await hedge.run(Context(), ok.callable());
+    seen.push_back(co_await asio::this_coro::throw_if_cancelled());
+  });
+  EXPECT_EQ(seen, (std::vector<bool>{true, true, false}));
 }
 
 TEST(Hedge, VoidCalls) {
