@@ -75,9 +75,9 @@ TEST(DeadlineGate, ExpiredDeadlineFailsFast) {
 
 TEST(DeadlineGate, DeadlineCancelsTheAwaitedCallThroughAsio) {
   const int s = TimeScale();
+  const auto start = SteadyClock::now();
   auto ctx = Context().with_timeout(50ms * s);
   bool call_aborted = false;
-  const auto start = SteadyClock::now();
   try {
     RunSync([&]() -> asio::awaitable<void> {
       co_await gate(ctx, [&](const Context&) -> asio::awaitable<void> {
