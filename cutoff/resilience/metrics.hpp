@@ -1,0 +1,47 @@
+// The metric families the resilience pieces count into.
+//
+// Off by default: every piece takes a `ResilienceMetrics*` in its options, and a null pointer
+// costs one branch per event. Each piece looks up its own series (labelled with the piece's
+// name) once, when it is constructed.
+//
+//   cutoff::observe::Registry registry;
+//   cutoff::resilience::ResilienceMetrics metrics(registry);
+//   cutoff::resilience::Bulkhead inventory({.max_concurrent = 8, .name = "inventory",
+//                                           .metrics = &metrics});
+//   // cutoff_resilience_bulkhead_rejected_total{name="inventory",reason="full"} ...
+#ifndef CUTOFF_RESILIENCE_METRICS_HPP_
+#define CUTOFF_RESILIENCE_METRICS_HPP_
+
+#include "cutoff/observe/metrics.hpp"
+
+namespace cutoff::resilience {
+
+struct ResilienceMetrics {
+  // Registers the families, or finds them when another component already did.
+  explicit ResilienceMetrics(observe::Registry& registry);
+
+  // {name}: attempts after the first.
+  observe::Family<observe::Counter>& retries;
+  // {name, reason}: retries not taken although the error was retryable. reason: budget (the
+  // retry budget was spent), deadline (the backoff would outlive the deadline, or the next
+  // attempt would not fit), attempts (max_attempts reached).
+  observe::Family<observe::Counter>& retries_abandoned;
+  // {name}: attempts ended by their own timeout (attempt_timeout).
+  observe::Family<observe::Counter>& attempt_timeouts;
+  // {name, reason}: callers the bulkhead turned away. reason: full (overloaded at once),
+  // stopped (their context stopped while they queued).
+  observe::Family<observe::Counter>& bulkhead_rejected;
+  // {name}: calls running inside the bulkhead, and callers queued.
+  observe::Family<observe::Gauge>& bulkhead_in_use;
+  observe::Family<observe::Gauge>& bulkhead_queued;
+  // {name}: 0 closed, 1 open, 2 half-open.
+  observe::Family<observe::Gauge>& breaker_state;
+  // {name}: calls refused because the breaker was open (or half-open with its probes taken).
+  observe::Family<observe::Counter>& breaker_rejected;
+  // {name}: hedged attempts started after the first.
+  observe::Family<observe::Counter>& hedges;
+};
+
+}  // namespace cutoff::resilience
+
+#endif  // CUTOFF_RESILIENCE_METRICS_HPP_
