@@ -55,7 +55,8 @@ int RunDemoServe(const DemoServeOptions& o) {
   std::printf("preparing the warehouse database (%s)...\n", db.c_str());
   std::fflush(stdout);
   try {
-    auto started = asio::co_spawn(io, inventory.start(Context().with_timeout(std::chrono::minutes(5))), asio::use_future);
+    const Context setup = Context().with_timeout(std::chrono::minutes(5));  // outlives the coroutine
+    auto started = asio::co_spawn(io, inventory.start(setup), asio::use_future);
     io.run();
     io.restart();
     started.get();
