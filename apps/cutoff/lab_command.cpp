@@ -15,10 +15,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
+#include <vector>
 #include <system_error>
 
 #include "commands.hpp"
+#include "lab/lab_runner.hpp"
 #include "lab/report_html.hpp"
 
 namespace cutoff::cli {
@@ -153,14 +156,88 @@ int RunReport(const ReportOptions& opts) {
   return 0;
 }
 
+struct RunOptions {
+  lab::LabOptions lab;
+  std::string results_path = "lab-results.json";
+  std::string report_path = "lab-report.html";
+  bool quiet = false;
+};
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (from <= s.size()) {
+    const std::size_t comma = std::min(s.find(',', from), s.size());
+    if (comma > from) out.push_back(s.substr(from, comma - from));
+    from = comma + 1;
+  }
+  return out;
+}
+
+int RunLabCommand(RunOptions& opts, const std::string& scenarios, const std::string& modes) {
+  if (!scenarios.empty()) opts.lab.scenarios = SplitList(scenarios);
+  if (!modes.empty()) opts.lab.modes = SplitList(modes);
+  opts.lab.progress = !opts.quiet;
+  json::value results;
+  try {
+    results = lab::RunLab(opts.lab);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "cutoff lab: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cutoff lab: %s\n", e.what());
+    return 1;
+  }
+  std::string error;
+  if (!WritePage(opts.results_path, json::serialize(results) + "\n", &error)) {
+    std::fprintf(stderr, "cutoff lab: cannot write %s: %s\n", opts.results_path.c_str(), error.c_str());
+    return 1;
+  }
+  if (!WritePage(opts.report_path, lab::RenderLabReport(results), &error)) {
+    std::fprintf(stderr, "cutoff lab: cannot write %s: %s\n", opts.report_path.c_str(), error.c_str());
+    return 1;
+  }
+  std::printf("\n%s\nresults: %s\nreport:  %s\n", lab::FormatTable(results).c_str(),
+              std::filesystem::absolute(opts.results_path).string().c_str(),
+              std::filesystem::absolute(opts.report_path).string().c_str());
+  return 0;
+}
+
 }  // namespace
 
 void AddLabCommand(CLI::App& app) {
   CLI::App* lab = app.add_subcommand(
       "lab",
       "The lab: scenarios run with no deadlines, with per-layer timeouts and with cutoff, side by side");
-  // The runner will be `lab`'s own action; until it exists, `lab` needs a subcommand.
-  lab->require_subcommand(1);
+  lab->description(
+      "The lab: the reference warehouse services under load, run with no deadlines (none), with\n"
+      "per-layer timeouts (timeouts) and with cutoff, side by side. Prints a live progress line,\n"
+      "then a comparison table; writes lab-results.json and lab-report.html (docs/lab.md).");
+  lab->require_subcommand(0, 1);
+  static RunOptions run;
+  static std::string scenarios, modes;
+  lab->add_option("--db", run.lab.db, "Database URL: sqlite:PATH or postgresql://... (default: SQLite in $TMPDIR)");
+  lab->add_option("--scenarios", scenarios, "Comma-separated: chain,amplification,graphql (default: all)");
+  lab->add_option("--modes", modes, "Comma-separated: none,timeouts,cutoff (default: all)");
+  lab->add_option("--scale", run.lab.scale, "The timeout table (5 s / 2 s / 10 s / 8 s) times this")
+      ->check(CLI::Range(0.005, 2.0))
+      ->capture_default_str();
+  lab->add_option("--duration-s", run.lab.duration_s, "Load per scenario and mode, in seconds")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  lab->add_option("--pool-size", run.lab.pool_size, "The inventory service's database connections")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  lab->add_option("--rate", run.lab.rate, "Requests per second (0: from the pool size and the scale)")
+      ->check(CLI::Range(0.0, 100000.0));
+  lab->add_option("--results", run.results_path, "Where to write the results")->capture_default_str();
+  lab->add_option("--report", run.report_path, "Where to write the report page")->capture_default_str();
+  lab->add_flag("--quiet", run.quiet, "No progress line");
+  lab->callback([lab] {
+    if (lab->got_subcommand("report")) return;
+    const int code = RunLabCommand(run, scenarios, modes);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
   CLI::App* report = lab->add_subcommand(
       "report",
       "Render a results document (lab-results.json) as one self-contained HTML page: a comparison\n"

@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <charconv>
+#include <tuple>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/sql/connect.hpp"
@@ -33,7 +34,9 @@ std::int64_t IntParam(const Request& req, std::string_view name, std::optional<s
 
 }  // namespace
 
-Inventory::Inventory(InventoryOptions options) : options_(std::move(options)) {}
+Inventory::Inventory(InventoryOptions options) : options_(std::move(options)) {
+  std::tie(base_, stop_) = Context().with_cancel();
+}
 Inventory::~Inventory() = default;
 
 asio::awaitable<void> Inventory::start(const Context& ctx) {
@@ -73,8 +76,8 @@ http::ServerOptions Inventory::server_options(observe::Registry* metrics) const 
 Context Inventory::WorkContext(const Context& request) const {
   switch (options_.mode) {
     case Mode::cutoff: return request;
-    case Mode::timeouts: return request.with_timeout(options_.own_timeout);
-    case Mode::none: return request;
+    case Mode::timeouts: return base_.with_values(request.values()).with_timeout(options_.own_timeout);
+    case Mode::none: return base_.with_values(request.values());
   }
   return request;
 }

@@ -73,6 +73,10 @@ class Inventory {
   // The routes; with `metrics`, the pool's gauges too.
   void mount(http::Server& server, observe::Registry* metrics = nullptr);
 
+  // Stops every request's work (with `shutdown`), whatever the mode: under `none` and
+  // `timeouts` nothing else can (their requests are not bound to the server's stop).
+  void stop_all() noexcept { stop_.request_stop(StopReason::shutdown); }
+
   sql::Pool& pool() noexcept { return *pool_; }
   effects::Effects& effects() noexcept { return *effects_; }
   std::int64_t valuation_steps() const noexcept { return options_.valuation_steps; }
@@ -83,6 +87,8 @@ class Inventory {
   Context WorkContext(const Context& request) const;
 
   InventoryOptions options_;
+  Context base_;       // unbound, but stopped by stop_all()
+  CancelSource stop_;
   std::unique_ptr<sql::Pool> pool_;
   std::unique_ptr<effects::Effects> effects_;
 };

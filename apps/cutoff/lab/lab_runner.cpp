@@ -1,0 +1,648 @@
+#include "lab/lab_runner.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <unistd.h>
+
+#include "cutoff/core/error.hpp"
+#include "cutoff/http/client.hpp"
+#include "cutoff/http/server.hpp"
+#include "cutoff/sql/connect.hpp"
+#include "warehouse/gateway.hpp"
+#include "warehouse/inventory.hpp"
+
+namespace cutoff::lab {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace wh = cutoff::warehouse;
+using Clock = std::chrono::steady_clock;
+using Ms = std::chrono::milliseconds;
+
+double Since(Clock::time_point t0, Clock::time_point t) { return std::chrono::duration<double>(t - t0).count(); }
+
+Ms Scaled(double seconds, double scale) {
+  return Ms(std::max<std::int64_t>(1, std::llround(seconds * 1000.0 * scale)));
+}
+
+// The timeout table of the chain, scaled.
+struct Layers {
+  Ms user, gateway, inventory, query;
+  explicit Layers(double scale)
+      : user(Scaled(5, scale)), gateway(Scaled(2, scale)), inventory(Scaled(10, scale)), query(Scaled(8, scale)) {}
+};
+
+// ---- What the database saw ------------------------------------------------------------------
+
+struct Statement {
+  std::string request_id;
+  Clock::time_point start, end;
+};
+
+class StatementLog {
+ public:
+  void add(std::string_view rid, Clock::time_point start, Clock::time_point end) {
+    if (rid.empty()) return;
+    std::lock_guard lock(mu_);
+    statements_.push_back({std::string(rid), start, end});
+  }
+  std::vector<Statement> take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(statements_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Statement> statements_;
+};
+
+std::string UrlDecode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// PostgreSQL: statements as pg_stat_activity shows them, polled every few milliseconds from a
+// connection of its own. A statement ends when it is no longer seen active.
+class PgActivityWatcher {
+ public:
+  PgActivityWatcher(std::string url, StatementLog& log) : url_(std::move(url)), log_(log) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~PgActivityWatcher() { stop(); }
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int active() const noexcept { return active_.load(); }
+  int peak_active() const noexcept { return peak_.load(); }
+  void reset_peak() noexcept { peak_ = 0; }
+
+ private:
+  struct Seen {
+    std::string rid;
+    Clock::time_point first, last;
+  };
+
+  void Run() {
+    asio::io_context io;
+    asio::co_spawn(io, Poll(), asio::detached);
+    io.run();
+  }
+
+  asio::awaitable<void> Poll() {
+    std::unique_ptr<sql::Connection> conn;
+    try {
+      sql::DatabaseOptions db;
+      db.url = url_;
+      conn = co_await sql::connect(Context().with_timeout(std::chrono::seconds(10)), db);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cutoff lab: cannot watch pg_stat_activity: %s\n", e.what());
+      co_return;
+    }
+    std::map<std::string, Seen> seen;  // pid + query_start
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    while (!stopping_) {
+      const auto now = Clock::now();
+      std::map<std::string, Seen> next;
+      try {
+        sql::Result r = co_await conn->execute(
+            Context().with_timeout(std::chrono::seconds(2)),
+            "select pid::text || '/' || query_start::text as k, query from pg_stat_activity "
+            "where state = 'active' and pid <> pg_backend_pid() and query like '%request_id=%'",
+            {});
+        for (std::size_t i = 0; i < r.size(); ++i) {
+          const std::string key = r[i].get<std::string>("k");
+          const std::string query = r[i].get<std::string>("query");
+          auto at = query.find("request_id='");
+          if (at == std::string::npos) continue;
+          at += 12;
+          const auto close = query.find('\'', at);
+          Seen s{UrlDecode(query.substr(at, close - at)), now, now};
+          if (auto it = seen.find(key); it != seen.end()) s.first = it->second.first;
+          next[key] = s;
+        }
+      } catch (const std::exception&) {
+      }
+      for (auto& [key, s] : seen)
+        if (!next.contains(key)) log_.add(s.rid, s.first, s.last + Ms(2));  // ended between polls
+      seen = std::move(next);
+      active_ = static_cast<int>(seen.size());
+      peak_ = std::max(peak_.load(), active_.load());
+      timer.expires_after(Ms(5));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    for (auto& [key, s] : seen) log_.add(s.rid, s.first, s.last);
+  }
+
+  std::string url_;
+  StatementLog& log_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> active_{0}, peak_{0};
+  std::thread thread_;
+};
+
+// ---- What the clients saw ---------------------------------------------------------------------
+
+struct Attempt {
+  std::string id;
+  Clock::time_point start, end;
+  bool fast = false;      // an unrelated cheap query (amplification)
+  bool ok = false;        // data and no errors
+  bool partial = false;   // data with errors
+  std::vector<std::string> codes;  // error codes, lowercase
+  std::vector<std::pair<std::string, std::int64_t>> cut;  // (path, warehouse id) cut at the deadline
+  bool retryable = false;
+};
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// ---- One scenario in one mode -----------------------------------------------------------------
+
+struct ScenarioSpec {
+  std::string name;
+  std::string title;
+  std::string query;           // what each user sends
+  double rate_from = 0, rate_to = 0;  // arrivals per second (open loop), ramped
+  double fast_rate = 0;        // unrelated cheap queries per second
+  int max_retries = 0;         // client retries of a failed request
+  bool sequential = false;     // one operation at a time (graphql)
+};
+
+class ModeRun {
+ public:
+  ModeRun(const LabOptions& lab, const ScenarioSpec& spec, wh::Mode mode, std::string db, bool postgres,
+          std::int64_t* valuation_steps)
+      : lab_(lab), spec_(spec), mode_(mode), db_(std::move(db)), postgres_(postgres), layers_(lab.scale),
+        valuation_steps_(valuation_steps) {}
+
+  json::object Run();
+
+ private:
+  asio::awaitable<void> Load();
+  asio::awaitable<void> User(std::string id, std::string query, bool fast, int retries_left);
+  asio::awaitable<void> Sample();
+  json::object Figures(double duration, const std::vector<Statement>& statements);
+
+  const LabOptions& lab_;
+  const ScenarioSpec& spec_;
+  wh::Mode mode_;
+  std::string db_;
+  bool postgres_;
+  Layers layers_;
+  std::int64_t* valuation_steps_;
+
+  std::string gateway_url_;
+  std::unique_ptr<wh::Inventory> inventory_;
+  std::unique_ptr<http::Client> client_;
+  PgActivityWatcher* watcher_ = nullptr;
+  Clock::time_point t0_;
+  double load_for_ = 0;
+  bool loading_ = true;
+  int in_flight_ = 0, sent_ = 0, done_ = 0, ok_ = 0, retries_ = 0;
+  std::size_t peak_pool_ = 0;
+  bool drained_ = true;  // the backend finished on its own within the drain bound
+  std::vector<Attempt> attempts_;
+  json::array timeline_;
+  std::vector<Clock::time_point> ok_times_;
+};
+
+json::object ModeRun::Run() {
+  StatementLog log;
+  std::optional<PgActivityWatcher> watcher;
+  if (postgres_) {
+    watcher.emplace(db_, log);
+    watcher_ = &*watcher;
+  }
+
+  // The services, on a thread of their own.
+  wh::InventoryOptions inv;
+  inv.db_url = db_;
+  inv.mode = mode_;
+  inv.pool_size = static_cast<std::size_t>(lab_.pool_size);
+  inv.valuation_time = layers_.query;
+  inv.valuation_steps = *valuation_steps_;
+  inv.own_timeout = layers_.inventory;
+  if (!postgres_) inv.statement_observer = [&log](std::string_view rid, TimePoint s, TimePoint e) {
+    log.add(rid, Clock::time_point(s.time_since_epoch()), Clock::time_point(e.time_since_epoch()));
+  };
+  inventory_ = std::make_unique<wh::Inventory>(inv);
+  asio::io_context services(1);
+  {
+    const Context setup = Context().with_timeout(std::chrono::minutes(5));
+    auto started = asio::co_spawn(services, inventory_->start(setup), asio::use_future);
+    services.run();
+    services.restart();
+    started.get();
+  }
+  *valuation_steps_ = inventory_->valuation_steps();
+  http::ServerOptions iso = inventory_->server_options(nullptr);
+  iso.one_io_thread = true;
+  http::Server inventory_server(services.get_executor(), iso);
+  inventory_->mount(inventory_server);
+  const std::uint16_t inventory_port = inventory_server.listen("127.0.0.1", 0);
+  wh::GatewayOptions gw;
+  gw.inventory_url = "http://127.0.0.1:" + std::to_string(inventory_port);
+  gw.mode = mode_;
+  gw.operation_budget = layers_.gateway;
+  gw.valuation_cap = layers_.inventory;  // no cap tighter than the operation's own budget
+  wh::Gateway gateway(services.get_executor(), gw);
+  http::ServerOptions gso = gateway.server_options(nullptr);
+  gso.one_io_thread = true;
+  http::Server gateway_server(services.get_executor(), gso);
+  gateway.mount(gateway_server);
+  gateway_url_ = "http://127.0.0.1:" + std::to_string(gateway_server.listen("127.0.0.1", 0)) + "/graphql";
+  auto guard = asio::make_work_guard(services);
+  std::thread service_thread([&services] { services.run(); });
+  log.take();  // setup statements are not part of the run
+
+  // The load, on this thread.
+  asio::io_context users(1);
+  http::ClientOptions co;
+  // The user's patience bounds every wait; under cutoff the user also sends it as a budget.
+  co.attempt_timeout = mode_ == wh::Mode::cutoff ? Duration(std::chrono::hours(1)) : Duration(layers_.user);
+  co.max_idle_per_host = 1024;
+  client_ = std::make_unique<http::Client>(users.get_executor(), co);
+  if (watcher_) watcher_->reset_peak();
+  t0_ = Clock::now();
+  load_for_ = lab_.duration_s;
+  asio::co_spawn(users, Load(), asio::detached);
+  asio::co_spawn(users, Sample(), asio::detached);
+  users.run();
+  const double duration = Since(t0_, Clock::now());
+
+  // Work still running for callers that are gone: let it end on its own, up to a bound (a
+  // backlog with no timeout anywhere could take minutes), then stop what is left.
+  const auto drain_until = Clock::now() + std::max<Duration>(std::chrono::seconds(1), 4 * layers_.query);
+  while (Clock::now() < drain_until &&
+         (inventory_->pool().stats().in_use > 0 || inventory_->pool().stats().waiting > 0 ||
+          (watcher_ && watcher_->active() > 0)))
+    std::this_thread::sleep_for(Ms(20));
+  drained_ = inventory_->pool().stats().in_use == 0 && inventory_->pool().stats().waiting == 0;
+  inventory_->stop_all();
+  gateway_server.shutdown(Ms(100));
+  inventory_server.shutdown(Ms(100));
+  guard.reset();
+  service_thread.join();
+  client_.reset();
+  inventory_.reset();  // closes the pool; zombie SQLite statements finish on their own threads
+  if (watcher) watcher->stop();
+  const std::vector<Statement> statements = log.take();
+  if (lab_.progress) std::fprintf(stderr, "\n");
+  return Figures(duration, statements);
+}
+
+asio::awaitable<void> ModeRun::Load() {
+  auto ex = co_await asio::this_coro::executor;
+  asio::steady_timer timer(ex);
+  int n = 0, f = 0;
+  double next_fast = 0, next_slow = 0;
+  if (spec_.sequential) {
+    while (Since(t0_, Clock::now()) < load_for_) {
+      co_await User("g" + std::to_string(n++), spec_.query, false, 0);
+      timer.expires_after(layers_.user);
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+  } else {
+    for (;;) {
+      const double t = Since(t0_, Clock::now());
+      if (t >= load_for_) break;
+      if (t >= next_slow) {
+        asio::co_spawn(ex, User("q" + std::to_string(n++), spec_.query, false, spec_.max_retries), asio::detached);
+        const double rate = spec_.rate_from + (spec_.rate_to - spec_.rate_from) * (t / load_for_);
+        next_slow += 1.0 / std::max(rate, 0.1);
+      }
+      if (spec_.fast_rate > 0 && t >= next_fast) {
+        const std::string q = "{ bin(id: " + std::to_string(1 + (f * 37) % 4000) + ") { qty available } }";
+        asio::co_spawn(ex, User("f" + std::to_string(f++), q, true, 0), asio::detached);
+        next_fast += 1.0 / spec_.fast_rate;
+      }
+      timer.expires_after(Ms(2));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+  }
+  // Let the last requests end (the user gives up after its patience at the latest).
+  while (in_flight_ > 0) {
+    timer.expires_after(Ms(10));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+  loading_ = false;
+}
+
+asio::awaitable<void> ModeRun::User(std::string id, std::string query, bool fast, int retries_left) {
+  ++in_flight_;
+  ++sent_;
+  Attempt a;
+  a.id = id;
+  a.fast = fast;
+  a.start = Clock::now();
+  Context ctx = Context().with_request_id(id);
+  if (mode_ == wh::Mode::cutoff) ctx = ctx.with_timeout(layers_.user);  // sent as Deadline-Budget-Ms
+  http::ClientRequest req;
+  req.method = "POST";
+  req.url = gateway_url_;
+  req.headers.set("Content-Type", "application/json");
+  req.body = json::serialize(json::object{{"query", query}});
+  try {
+    http::Response r = co_await client_->request(ctx, std::move(req));
+    json::error_code ec;
+    json::value body = json::parse(r.body, ec);
+    const json::object* o = ec ? nullptr : body.if_object();
+    const json::value* data = o ? o->if_contains("data") : nullptr;
+    const json::value* errors = o ? o->if_contains("errors") : nullptr;
+    const bool has_data = data && !data->is_null();
+    if (errors && errors->is_array()) {
+      for (const json::value& e : errors->as_array()) {
+        const json::object& eo = e.as_object();
+        std::string code = "internal";
+        if (auto* ext = eo.if_contains("extensions"); ext && ext->is_object())
+          if (auto* c = ext->as_object().if_contains("code"); c && c->is_string()) code = Lower(std::string(c->as_string()));
+        a.codes.push_back(code);
+        if (code == "upstream_timeout" || code == "overloaded" || code == "unavailable") a.retryable = true;
+        // warehouses.3.stockValuation
+        if (auto* path = eo.if_contains("path"); path && path->is_array()) {
+          std::string p;
+          std::int64_t index = -1;
+          for (const json::value& seg : path->as_array()) {
+            if (!p.empty()) p += '.';
+            if (seg.is_int64()) {
+              index = seg.as_int64();
+              p += std::to_string(index);
+            } else {
+              p += std::string(seg.as_string());
+            }
+          }
+          if (p.ends_with("stockValuation") && index >= 0) a.cut.emplace_back(p, index + 1);
+        }
+      }
+    }
+    if (r.status != 200 && a.codes.empty()) a.codes.push_back("http_" + std::to_string(r.status));
+    a.ok = has_data && a.codes.empty();
+    a.partial = has_data && !a.codes.empty();
+  } catch (const Error& e) {
+    // The user's patience ran out (or the connection failed): it gives up on the request.
+    a.codes.push_back(e.code() == ErrorCode::deadline_exceeded || e.code() == ErrorCode::attempt_timeout
+                          ? "client_gave_up"
+                          : std::string(to_string(e.code())));
+    a.retryable = mode_ != wh::Mode::cutoff;  // a user who timed out presses reload
+  }
+  a.end = Clock::now();
+  ++done_;
+  if (a.ok) {
+    ++ok_;
+    ok_times_.push_back(a.end);
+  }
+  const bool retry = !a.ok && a.retryable && retries_left > 0 && loading_;
+  attempts_.push_back(std::move(a));
+  --in_flight_;
+  if (retry) {
+    ++retries_;
+    co_await User(id + "r", std::move(query), fast, retries_left - 1);
+  }
+}
+
+asio::awaitable<void> ModeRun::Sample() {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const bool tty = isatty(2);
+  int tick = 0;
+  while (loading_) {
+    const double t = Since(t0_, Clock::now());
+    const sql::PoolStats ps = inventory_->pool().stats();
+    peak_pool_ = std::max(peak_pool_, ps.in_use);
+    const auto window = Clock::now() - std::chrono::seconds(1);
+    const auto recent = std::count_if(ok_times_.begin(), ok_times_.end(), [&](auto x) { return x >= window; });
+    timeline_.push_back(json::object{{"t", std::round(t * 100) / 100},
+                                     {"pool_in_use", ps.in_use},
+                                     {"goodput_rps", recent},
+                                     {"in_flight", in_flight_}});
+    if (lab_.progress && (tty || ++tick % 10 == 0)) {
+      std::fprintf(stderr, "%s  %-13s %-9s %5.1fs  sent %5d  ok %5d  in flight %4d  pool %zu/%d%s",
+                   tty ? "\r" : "", spec_.name.c_str(), std::string(wh::to_string(mode_)).c_str(), t, sent_, ok_,
+                   in_flight_, ps.in_use, lab_.pool_size, tty ? "   " : "\n");
+      std::fflush(stderr);
+    }
+    timer.expires_after(Ms(100));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())) - 1));
+  return v[i];
+}
+
+double Round(double x, int digits = 1) {
+  const double f = std::pow(10.0, digits);
+  return std::round(x * f) / f;
+}
+
+json::object ModeRun::Figures(double duration, const std::vector<Statement>& statements) {
+  std::map<std::string, const Attempt*> by_id;
+  std::vector<double> latency, fast_latency;
+  json::object errors;
+  int ok = 0, fast_ok = 0, requests = 0;
+  for (const Attempt& a : attempts_) {
+    by_id[a.id] = &a;
+    const double ms = std::chrono::duration<double, std::milli>(a.end - a.start).count();
+    if (a.fast) {
+      fast_latency.push_back(ms);
+      if (a.ok) ++fast_ok;
+      continue;
+    }
+    ++requests;
+    latency.push_back(ms);
+    if (a.ok) ++ok;
+    for (const std::string& c : a.codes) errors[c] = (errors.contains(c) ? errors[c].as_int64() : 0) + 1;
+  }
+  // Zombie work: statement time after the caller had its answer (or gave up), including
+  // statements that only started after that.
+  double zombie = 0;
+  int zombie_statements = 0;
+  std::vector<double> overshoot;
+  std::map<std::string, double> outlived;  // "attempt.vK" -> ms past the answer
+  for (const Statement& s : statements) {
+    const std::string attempt = s.request_id.substr(0, s.request_id.find('.'));
+    auto it = by_id.find(attempt);
+    if (it == by_id.end()) continue;
+    const Clock::time_point answered = it->second->end;
+    const Clock::time_point from = std::max(s.start, answered);
+    if (s.end <= from) continue;
+    const double seconds = std::chrono::duration<double>(s.end - from).count();
+    zombie += seconds;
+    if (seconds > 0.005) ++zombie_statements;
+    overshoot.push_back(std::chrono::duration<double, std::milli>(s.end - answered).count());
+    outlived[s.request_id] = std::max(outlived[s.request_id], std::chrono::duration<double, std::milli>(s.end - answered).count());
+  }
+  json::object m;
+  m["requests"] = requests;
+  m["ok"] = ok;
+  m["goodput_rps"] = Round(ok / std::max(duration, 0.001), 2);
+  m["p50_ms"] = Round(Percentile(latency, 0.50));
+  m["p99_ms"] = Round(Percentile(latency, 0.99));
+  m["errors"] = std::move(errors);
+  m["pool_size"] = lab_.pool_size;
+  m["peak_pool_in_use"] = peak_pool_;
+  m["zombie_seconds"] = Round(zombie, 3);
+  m["zombie_statements"] = zombie_statements;
+  m["overshoot_p50_ms"] = Round(Percentile(overshoot, 0.50));
+  m["overshoot_p99_ms"] = Round(Percentile(overshoot, 0.99));
+  m["retries"] = retries_;
+  if (spec_.fast_rate > 0) {
+    m["fast_requests"] = fast_latency.size();
+    m["fast_ok"] = fast_ok;
+    m["fast_p99_ms"] = Round(Percentile(fast_latency, 0.99));
+  }
+  if (watcher_) m["peak_db_active"] = watcher_->peak_active();
+  m["duration_s"] = Round(duration, 2);
+  m["drained"] = drained_;
+  if (spec_.name == "graphql") {
+    // The fields cut at the deadline in the last complete operation, and how long the
+    // statement behind each one outlived the response.
+    json::array cut;
+    for (auto a = attempts_.rbegin(); a != attempts_.rend(); ++a) {
+      if (a->cut.empty()) continue;
+      for (const auto& [path, warehouse] : a->cut) {
+        auto o = outlived.find(a->id + ".v" + std::to_string(warehouse));
+        cut.push_back(json::object{{"path", path}, {"outlived_ms", Round(o == outlived.end() ? 0.0 : o->second)}});
+      }
+      break;
+    }
+    m["cut_fields"] = std::move(cut);
+    m["partial"] = std::count_if(attempts_.begin(), attempts_.end(), [](const Attempt& a) { return a.partial; });
+  }
+  m["timeline"] = std::move(timeline_);
+  return m;
+}
+
+std::vector<ScenarioSpec> Specs(const LabOptions& o) {
+  const Layers l(o.scale);
+  // Arrivals that keep the pool half busy when each valuation holds a connection for the
+  // gateway's budget (cutoff), and oversubscribe it when it holds one for the whole query.
+  const double base = o.rate > 0 ? o.rate : 0.5 * o.pool_size / (std::chrono::duration<double>(l.gateway).count());
+  const std::string chain_query = "{ warehouse(id: 1) { name stockValuation } }";
+  std::vector<ScenarioSpec> all = {
+      {"chain",
+       "Timeout chain: user " + std::to_string(l.user.count()) + " ms, gateway " + std::to_string(l.gateway.count()) +
+           " ms, inventory " + std::to_string(l.inventory.count()) + " ms, valuation query " +
+           std::to_string(l.query.count()) + " ms (5 s / 2 s / 10 s / 8 s scaled by " + std::to_string(o.scale) + ")",
+       chain_query, base, base, 0, 0, false},
+      {"amplification",
+       "Rising load on the slow valuation with client retries, and unrelated cheap queries queueing behind it",
+       chain_query, 0.5 * base, 1.5 * base, 10, 2, false},
+      {"graphql",
+       "One operation with concurrent resolvers: every warehouse's valuation and its first bins, cut at the deadline",
+       "{ warehouses { id name stockValuation bins(first: 3) { id qty } } }", 0, 0, 0, 0, true},
+  };
+  std::vector<ScenarioSpec> chosen;
+  for (const std::string& name : o.scenarios) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const ScenarioSpec& s) { return s.name == name; });
+    if (it == all.end()) throw std::invalid_argument("unknown scenario \"" + name + "\" (chain, amplification, graphql)");
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+std::string Iso8601Now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+json::value RunLab(const LabOptions& options) {
+  std::string db = options.db;
+  if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-lab.db").string();
+  const bool postgres = sql::parse_database_url(db).driver == sql::Driver::postgresql;
+  std::vector<wh::Mode> modes;
+  for (const std::string& m : options.modes) {
+    auto mode = wh::parse_mode(m);
+    if (!mode) throw std::invalid_argument("unknown mode \"" + m + "\" (none, timeouts, cutoff)");
+    modes.push_back(*mode);
+  }
+  const std::vector<ScenarioSpec> specs = Specs(options);
+  std::int64_t valuation_steps = 0;  // calibrated by the first run, then shared
+  json::array scenarios;
+  for (const ScenarioSpec& spec : specs) {
+    json::object modes_out;
+    for (wh::Mode mode : modes) {
+      ModeRun run(options, spec, mode, db, postgres, &valuation_steps);
+      modes_out[wh::to_string(mode)] = run.Run();
+    }
+    scenarios.push_back(json::object{{"name", spec.name}, {"title", spec.title}, {"modes", std::move(modes_out)}});
+  }
+  const Layers l(options.scale);
+  json::object settings{{"scale", options.scale},
+                        {"duration_s", options.duration_s},
+                        {"pool_size", options.pool_size},
+                        {"user_ms", l.user.count()},
+                        {"gateway_ms", l.gateway.count()},
+                        {"inventory_ms", l.inventory.count()},
+                        {"query_ms", l.query.count()},
+                        {"valuation_steps", valuation_steps},
+                        {"cores", std::thread::hardware_concurrency()}};
+  return json::object{{"version", 1},
+                      {"generated_at", Iso8601Now()},
+                      {"database", postgres ? "postgresql" : "sqlite"},
+                      {"settings", std::move(settings)},
+                      {"scenarios", std::move(scenarios)}};
+}
+
+std::string FormatTable(const json::value& results) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-14s %-9s %9s %8s %8s %7s %10s %10s  %s\n", "scenario", "mode", "goodput/s",
+                "p50 ms", "p99 ms", "pool", "zombie s", "overshoot", "errors");
+  out += line;
+  for (const json::value& s : results.at("scenarios").as_array()) {
+    for (const auto& [mode, v] : s.at("modes").as_object()) {
+      const json::object& m = v.as_object();
+      auto num = [&](const char* k) { return m.contains(k) && m.at(k).is_number() ? m.at(k).to_number<double>() : 0.0; };
+      std::string errors;
+      for (const auto& [code, n] : m.at("errors").as_object())
+        errors += (errors.empty() ? "" : " ") + std::string(code) + "=" + std::to_string(n.as_int64());
+      std::snprintf(line, sizeof line, "%-14s %-9s %9.1f %8.0f %8.0f %3.0f/%-3.0f %10.2f %8.0fms  %s\n",
+                    std::string(s.at("name").as_string()).c_str(), std::string(mode).c_str(), num("goodput_rps"),
+                    num("p50_ms"), num("p99_ms"), num("peak_pool_in_use"), num("pool_size"), num("zombie_seconds"),
+                    num("overshoot_p99_ms"), errors.empty() ? "-" : errors.c_str());
+      out += line;
+    }
+  }
+  return out;
+}
+
+}  // namespace cutoff::lab
