@@ -24,6 +24,10 @@ void AddGraphqlServeCommand(CLI::App& app);
 // `cutoff http relay`: one hop of a service chain, for watching a budget cross services.
 void AddHttpCommand(CLI::App& app);
 
+// `cutoff ops list|call|serve` and `cutoff catalog`: the operation registry (the example
+// operations of example_operations.hpp) listed, invoked in-process or over HTTP, and served.
+void AddOpsCommand(CLI::App& app);
+
 }  // namespace cutoff::cli
 
 #endif  // CUTOFF_APPS_CUTOFF_COMMANDS_HPP_

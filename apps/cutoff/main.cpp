@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   cutoff::cli::AddGraphqlCommand(app);
   cutoff::cli::AddGraphqlServeCommand(app);
   cutoff::cli::AddHttpCommand(app);
+  cutoff::cli::AddOpsCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
