@@ -8,6 +8,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "cutoff/core/deadline_timer_service.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/sleep.hpp"
@@ -211,6 +212,17 @@ TEST_F(InvokerTest, SpentBudgetFailsFastWithoutRunningHooksOrHandler) {
   EXPECT_EQ(counters_.before, 0);
   EXPECT_EQ(counters_.handler, 0);
   EXPECT_EQ(counters_.after, 0);
+}
+
+TEST_F(InvokerTest, DeadlinePassedBeforeItsTimerFiredStillFailsFast) {
+  ManualClock clock;
+  DeadlineTimerService timers(clock, DeadlineTimerService::Mode::kManual);
+  const Context ctx = Context::background(timers).with_timeout(100ms);
+  clock.advance(200ms);  // passed, but fire_due() was not called: the flag is not set yet
+  ASSERT_FALSE(ctx.stop_requested());
+  EXPECT_EQ(Invoke(invoker_, ctx, "t.hooked").code(), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(counters_.before, 0);
+  EXPECT_EQ(counters_.handler, 0);
 }
 
 TEST_F(InvokerTest, TheWholePlanIsBounded) {
