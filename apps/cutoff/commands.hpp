@@ -28,6 +28,9 @@ void AddHttpCommand(CLI::App& app);
 
 // `cutoff lab`: the lab; `cutoff lab report` renders its results as a self-contained HTML page.
 void AddLabCommand(CLI::App& app);
+// `cutoff ops list|call|serve` and `cutoff catalog`: the operation registry (the example
+// operations of example_operations.hpp) listed, invoked in-process or over HTTP, and served.
+void AddOpsCommand(CLI::App& app);
 
 }  // namespace cutoff::cli
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   cutoff::cli::AddGraphqlServeCommand(app);
   cutoff::cli::AddHttpCommand(app);
   cutoff::cli::AddLabCommand(app);
+  cutoff::cli::AddOpsCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

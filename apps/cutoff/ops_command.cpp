@@ -1,0 +1,273 @@
+// `cutoff ops` and `cutoff catalog`: the operation registry from the command line.
+//
+//   cutoff ops list                                   # name, deadline, where the deadline came from
+//   cutoff catalog --format openapi                   # the OpenAPI 3.1 document (or --format json)
+//   cutoff ops call example.sleep --args '{"ms":5000}' --timeout-ms 200      # exit 6
+//   cutoff ops serve --port 8080                      # POST /ops/{name}, /catalog.json, /openapi.json
+//   cutoff ops call example.echo --args '{"a":1}' --url http://127.0.0.1:8080
+//
+// `ops call` prints the result as JSON on stdout and exits 0; on failure it prints the error
+// document {"error":{"code","message","request_id"}} on stderr and exits with the taxonomy's
+// code: 6 deadline_exceeded, 1 commit_ambiguous (and other errors), 130/143 when SIGINT or
+// SIGTERM stopped it before a commit point, 2 for usage errors. Without --url it runs the
+// example registry in this process; with --url it POSTs to a running service, sending
+// --timeout-ms as Deadline-Budget-Ms and waiting up to a second longer for the service's own
+// answer (which says whether the stop came before or after the commit point).
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "commands.hpp"
+#include "example_operations.hpp"
+#include "signal_stop.hpp"
+#include "cutoff/core/error.hpp"
+#include "cutoff/core/json_text.hpp"
+#include "cutoff/http/client.hpp"
+#include "cutoff/http/server.hpp"
+#include "cutoff/observe/metrics.hpp"
+#include "cutoff/ops/catalog.hpp"
+#include "cutoff/ops/http/operations_http.hpp"
+#include "cutoff/ops/invoker.hpp"
+
+namespace cutoff::cli {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+// How much longer than --timeout-ms `ops call --url` waits for the service to answer.
+constexpr auto kAnswerGrace = std::chrono::milliseconds(1000);
+
+struct CallOptions {
+  std::string name;
+  std::string args = "{}";
+  std::int64_t timeout_ms = -1;  // -1: none
+  std::string url;
+};
+
+struct ServeOptions {
+  std::string address = "127.0.0.1";
+  int port = 8080;
+  std::int64_t max_budget_ms = 30'000;
+  std::int64_t grace_ms = 5'000;
+  bool quiet = false;
+};
+
+void PrintOut(std::string text) {
+  text.push_back('\n');
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+void PrintErr(std::string text) {
+  text.push_back('\n');
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+std::string ErrorDocument(const Error& e) {
+  std::string out = "{\"error\":{\"code\":";
+  append_json_string(out, to_string(e.code()));
+  out += ",\"message\":";
+  append_json_string(out, e.message());
+  if (!e.request_id().empty()) {
+    out += ",\"request_id\":";
+    append_json_string(out, e.request_id());
+  }
+  out += "}}";
+  return out;
+}
+
+int Usage(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "cutoff %s: %s\n", command.c_str(), message.c_str());
+  return 2;
+}
+
+std::string Table(const ops::Registry& registry) {
+  std::vector<std::array<std::string, 3>> rows = {{"NAME", "DEADLINE", "SOURCE"}};
+  for (const ops::ResolvedOperation* op : registry.operations()) {
+    const ops::OperationInfo& info = op->info;
+    rows.push_back({info.name, info.deadline ? ops::format_seconds(*info.deadline) + " s" : "-",
+                    info.deadline_source.to_string()});
+  }
+  std::size_t w0 = 0, w1 = 0;
+  for (const auto& r : rows) {
+    w0 = std::max(w0, r[0].size());
+    w1 = std::max(w1, r[1].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    out += r[0] + std::string(w0 - r[0].size() + 2, ' ') + r[1] + std::string(w1 - r[1].size() + 2, ' ') + r[2] + "\n";
+  }
+  return out;
+}
+
+int RunCallInProcess(const CallOptions& opts, json::value args) {
+  const ops::Registry registry = MakeExampleRegistry();
+  const ops::Invoker invoker(registry);
+  asio::io_context io(1);
+  auto [ctx, stop] = Context().with_cancel();
+  SignalStop signals(io, stop);
+  ops::InvokeOptions options;
+  if (opts.timeout_ms >= 0) options.budget = std::chrono::milliseconds(opts.timeout_ms);
+  int exit_code = 0;
+  auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
+    try {
+      json::value result = co_await invoker.invoke(ctx, opts.name, std::move(args), options);
+      PrintOut(json::serialize(result));
+    } catch (const Error& e) {
+      PrintErr(ErrorDocument(e));
+      exit_code = cli_exit_code(e.code(), signals.signal());
+    }
+    signals.cancel();
+  };
+  asio::co_spawn(io, run(), asio::detached);
+  io.run();
+  return exit_code;
+}
+
+int RunCallRemote(const CallOptions& opts, const std::string& body) {
+  std::string base = opts.url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  const std::string url = base + "/ops/" + opts.name;
+  if (!http::parse_url(url)) return Usage("ops call", "--url must be an http:// URL");
+  asio::io_context io(1);
+  Context base_ctx;
+  if (opts.timeout_ms >= 0) base_ctx = base_ctx.with_timeout(std::chrono::milliseconds(opts.timeout_ms) + kAnswerGrace);
+  auto [ctx, stop] = base_ctx.with_cancel();
+  SignalStop signals(io, stop);
+  http::Client client(io.get_executor(), {.attempt_timeout = std::chrono::hours(24)});
+  int exit_code = 0;
+  auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
+    try {
+      http::ClientRequest req{.method = "POST", .url = url, .body = body};
+      req.headers.set("Content-Type", "application/json");
+      if (opts.timeout_ms >= 0) req.headers.set(http::kBudgetHeader, std::to_string(opts.timeout_ms));
+      http::Response res = co_await client.request(ctx, std::move(req));
+      if (res.status >= 200 && res.status < 300) {
+        PrintOut(res.body);
+      } else {
+        PrintErr(res.body.empty() ? "HTTP " + std::to_string(res.status) : res.body);
+        boost::system::error_code ec;
+        const json::value doc = json::parse(res.body, ec);
+        std::optional<ErrorCode> code;
+        if (!ec && doc.is_object())
+          if (const json::value* err = doc.as_object().if_contains("error"); err && err->is_object())
+            if (const json::value* c = err->as_object().if_contains("code"); c && c->is_string())
+              code = parse_error_code(c->as_string());
+        exit_code = code ? cli_exit_code(*code, signals.signal()) : 1;
+      }
+    } catch (const Error& e) {
+      PrintErr(ErrorDocument(e));
+      exit_code = cli_exit_code(e.code(), signals.signal());
+    }
+    signals.cancel();
+  };
+  asio::co_spawn(io, run(), asio::detached);
+  io.run();
+  return exit_code;
+}
+
+int RunCall(const CallOptions& opts) {
+  boost::system::error_code ec;
+  json::value args = json::parse(opts.args, ec);
+  if (ec) return Usage("ops call", "--args is not valid JSON: " + ec.message());
+  if (!opts.url.empty()) return RunCallRemote(opts, json::serialize(args));
+  return RunCallInProcess(opts, std::move(args));
+}
+
+int RunServe(const ServeOptions& opts) {
+  const ops::Registry registry = MakeExampleRegistry();
+  asio::io_context io(1);
+  observe::Registry metrics;
+  std::mutex log_mu;
+  http::ServerOptions server_options;
+  server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
+  server_options.metrics = &metrics;
+  server_options.one_io_thread = true;
+  if (!opts.quiet) {
+    server_options.log = [&log_mu](std::string_view line) {
+      std::lock_guard lock(log_mu);
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      std::fputc('\n', stderr);
+    };
+  }
+  http::Server server(io.get_executor(), server_options);
+  ops::mount_operations(server, registry, {.title = "cutoff example operations"});
+  std::uint16_t port = 0;
+  try {
+    port = server.listen(opts.address, static_cast<std::uint16_t>(opts.port));
+  } catch (const std::exception& e) {
+    return Usage("ops serve", "cannot listen on " + opts.address + ":" + std::to_string(opts.port) + ": " + e.what());
+  }
+  server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
+  std::printf("listening on http://%s:%u (POST /ops/{name}, /catalog.json, /openapi.json, /metrics)\n",
+              opts.address.c_str(), port);
+  std::fflush(stdout);
+  io.run();
+  return 0;
+}
+
+void Check(int code) {
+  if (code != 0) throw CLI::RuntimeError(code);
+}
+
+}  // namespace
+
+void AddOpsCommand(CLI::App& app) {
+  CLI::App* ops_app = app.add_subcommand("ops", "The operation registry: list, call and serve operations");
+  ops_app->require_subcommand(1);
+
+  CLI::App* list = ops_app->add_subcommand("list", "List the example operations: name, deadline and its source");
+  list->callback([] { std::fputs(Table(MakeExampleRegistry()).c_str(), stdout); });
+
+  CLI::App* call = ops_app->add_subcommand(
+      "call",
+      "Invoke one operation and print its result as JSON.\n"
+      "Exit codes: 0 ok, 6 deadline_exceeded, 1 commit_ambiguous or another error, 130/143 on SIGINT/SIGTERM\n"
+      "(before a commit point; after one it is commit_ambiguous), 2 usage.");
+  static CallOptions call_opts;
+  call->add_option("name", call_opts.name, "Operation name, e.g. example.sleep")->required();
+  call->add_option("--args", call_opts.args, "Arguments as JSON")->capture_default_str();
+  call->add_option("--timeout-ms", call_opts.timeout_ms, "The caller's budget; it can only shorten the operation's (0: spent)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
+  call->add_option("--url", call_opts.url,
+                   "Call a running service (cutoff ops serve) at this base URL instead of running in-process");
+  call->callback([] { Check(RunCall(call_opts)); });
+
+  CLI::App* serve = ops_app->add_subcommand(
+      "serve", "Serve the example operations over HTTP: POST /ops/{name}, /catalog.json, /openapi.json, /metrics");
+  static ServeOptions serve_opts;
+  serve->add_option("--address", serve_opts.address, "Address to bind")->capture_default_str();
+  serve->add_option("--port", serve_opts.port, "Port to bind (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--max-budget-ms", serve_opts.max_budget_ms, "The most budget any request is granted")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->capture_default_str();
+  serve->add_option("--grace-ms", serve_opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}))
+      ->capture_default_str();
+  serve->add_flag("--quiet", serve_opts.quiet, "No request log on stderr");
+  serve->callback([] { Check(RunServe(serve_opts)); });
+
+  CLI::App* catalog = app.add_subcommand("catalog", "Print the example operations' catalog as JSON or OpenAPI 3.1");
+  static std::string format = "json";
+  catalog->add_option("--format", format, "json or openapi")
+      ->check(CLI::IsMember({"json", "openapi"}))
+      ->capture_default_str();
+  catalog->callback([] {
+    const ops::Registry registry = MakeExampleRegistry();
+    const json::value doc = format == "openapi"
+                                ? ops::openapi_document(registry, {.title = "cutoff example operations"})
+                                : ops::catalog_json(registry);
+    PrintOut(json::serialize(doc));
+  });
+}
+
+}  // namespace cutoff::cli

@@ -1,0 +1,71 @@
+#include "cutoff/ops/http/operations_http.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <memory>
+
+#include "cutoff/core/error.hpp"
+#include "cutoff/ops/invoker.hpp"
+
+namespace cutoff::ops {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+bool JsonContentType(const http::Request& req) {
+  const auto type = req.headers.get("Content-Type");
+  if (!type) return true;  // curl -d without -H: accept
+  std::string_view essence = type->substr(0, type->find(';'));
+  while (!essence.empty() && (essence.back() == ' ' || essence.back() == '\t')) essence.remove_suffix(1);
+  return http::iequals(essence, "application/json") || http::iequals(essence, "application/x-www-form-urlencoded");
+}
+
+}  // namespace
+
+void mount_operations(http::Server& server, const Registry& registry, MountOptions options) {
+  auto invoker = std::make_shared<const Invoker>(registry);  // checks the registry is frozen
+  for (const ResolvedOperation* op : registry.operations()) {
+    const std::string name = op->info.name;
+    http::RouteOptions route{.name = name, .budget = op->info.deadline, .stop_grace = options.stop_grace};
+    server.route(
+        "POST", options.prefix + "/" + name,
+        [invoker, name](const http::Request& req, const Context& ctx) -> asio::awaitable<http::Response> {
+          if (!JsonContentType(req))
+            throw Error(ErrorCode::invalid_argument, "send the arguments as application/json", ctx.request_id());
+          json::value args = json::object();
+          if (!req.body.empty()) {
+            boost::system::error_code ec;
+            args = json::parse(req.body, ec);
+            if (ec)
+              throw Error(ErrorCode::invalid_argument, "the request body is not valid JSON: " + ec.message(),
+                          ctx.request_id());
+          }
+          json::value result = co_await invoker->invoke(ctx, name, std::move(args));
+          co_return http::Response::json(200, json::serialize(result));
+        },
+        std::move(route));
+  }
+  if (!options.catalog_path.empty()) {
+    auto body = std::make_shared<const std::string>(json::serialize(catalog_json(registry)));
+    server.route(
+        "GET", options.catalog_path,
+        [body](const http::Request&, const Context&) -> asio::awaitable<http::Response> {
+          co_return http::Response::json(200, *body);
+        },
+        {.name = "catalog", .bind_deadline = false});
+  }
+  if (!options.openapi_path.empty()) {
+    auto body = std::make_shared<const std::string>(json::serialize(
+        openapi_document(registry, {.title = options.title, .version = options.version, .path_prefix = options.prefix})));
+    server.route(
+        "GET", options.openapi_path,
+        [body](const http::Request&, const Context&) -> asio::awaitable<http::Response> {
+          co_return http::Response::json(200, *body);
+        },
+        {.name = "openapi", .bind_deadline = false});
+  }
+}
+
+}  // namespace cutoff::ops

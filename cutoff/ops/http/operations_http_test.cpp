@@ -1,0 +1,208 @@
+#include "cutoff/ops/http/operations_http.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <chrono>
+#include <thread>
+
+#include "cutoff/core/error.hpp"
+#include "cutoff/http/client.hpp"
+#include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/sleep.hpp"
+#include "cutoff/testing/time_scale.hpp"
+
+namespace cutoff::ops {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+Duration Scaled(Duration d) { return d * cutoff::testing::TimeScale(); }
+std::int64_t ScaledMs(Duration d) { return Scaled(d) / 1ms; }
+
+asio::awaitable<json::value> SleepThenReport(const Call& call) {
+  const std::int64_t remaining = std::chrono::ceil<std::chrono::milliseconds>(call.ctx.remaining()).count();
+  if (const json::value* ms = call.args.as_object().if_contains("ms"))
+    co_await testing::Sleep(std::chrono::milliseconds(ms->to_number<std::int64_t>()));
+  co_return json::object{{"remaining_ms", remaining}, {"args", call.args}};
+}
+
+class OperationsHttp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_.bind("h.sleep").deadline(Scaled(300ms)).describe("Sleeps").handler(SleepThenReport);
+    registry_.bind("h.long").deadline(60s).handler(SleepThenReport);
+    registry_.bind("h.count").handler([this](const Call&) -> asio::awaitable<json::value> {
+      ++calls_;
+      co_return json::object{{"calls", calls_.load()}};
+    });
+    registry_.bind("h.commit").deadline(60s).handler([](const Call& call) -> asio::awaitable<json::value> {
+      const auto& a = call.args.as_object();
+      co_await testing::Sleep(std::chrono::milliseconds(a.at("work_ms").to_number<std::int64_t>()));
+      call.ctx.commit_ledger()->note_commit_point();
+      co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
+      co_return json::object{{"committed", true}};
+    });
+    registry_.bind("h.bad").handler([](const Call& call) -> asio::awaitable<json::value> {
+      throw Error(ErrorCode::invalid_argument, "ms must be a number", call.ctx.request_id());
+      co_return nullptr;
+    });
+    registry_.patch("ns:h").tag("test");
+    registry_.freeze();
+    server_ = std::make_unique<http::Server>(io_.get_executor());
+    mount_operations(*server_, registry_);
+    port_ = server_->listen("127.0.0.1", 0);
+    base_ = "http://127.0.0.1:" + std::to_string(port_);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    server_->shutdown(100ms);
+    thread_.join();
+  }
+
+  struct Answer {
+    http::Response response;
+    json::value body;
+    Duration took{};
+  };
+
+  Answer Send(http::ClientRequest req) {
+    req.url = base_ + req.url;
+    const auto start = Clock::now();
+    Answer a;
+    a.response = testing::RunSync([&]() -> asio::awaitable<http::Response> {
+      http::Client client(co_await asio::this_coro::executor, {.attempt_timeout = 60s});
+      co_return co_await client.request(Context::background(), req);
+    });
+    a.took = Clock::now() - start;
+    boost::system::error_code ec;
+    a.body = json::parse(a.response.body, ec);
+    return a;
+  }
+  Answer Post(std::string name, std::string body, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    http::ClientRequest req{.method = "POST", .url = "/ops/" + name, .body = std::move(body)};
+    req.headers.set("Content-Type", "application/json");
+    req.headers.set("X-Request-Id", "req-7");
+    for (auto& [k, v] : headers) req.headers.set(k, v);
+    return Send(std::move(req));
+  }
+
+  Registry registry_;
+  std::atomic<int> calls_{0};
+  asio::io_context io_;
+  std::unique_ptr<http::Server> server_;
+  std::thread thread_;
+  std::uint16_t port_ = 0;
+  std::string base_;
+};
+
+TEST_F(OperationsHttp, PostRunsTheOperation) {
+  Answer a = Post("h.long", R"({"x":[1,2]})");
+  EXPECT_EQ(a.response.status, 200);
+  EXPECT_EQ(a.response.headers.get("Content-Type"), "application/json");
+  EXPECT_EQ(json::serialize(a.body.at("args")), R"({"x":[1,2]})");
+  // An empty body is {}.
+  a = Post("h.long", "");
+  EXPECT_EQ(a.response.status, 200);
+  EXPECT_EQ(json::serialize(a.body.at("args")), "{}");
+}
+
+TEST_F(OperationsHttp, ErrorsAreJsonDocumentsWithTheTaxonomysStatus) {
+  Answer a = Post("h.long", "{nope");
+  EXPECT_EQ(a.response.status, 400);
+  EXPECT_EQ(a.body.at("error").at("code"), "invalid_argument");
+  EXPECT_EQ(a.body.at("error").at("request_id"), "req-7");
+  a = Post("h.bad", "{}");
+  EXPECT_EQ(a.response.status, 400);
+  EXPECT_EQ(a.body.at("error").at("message"), "ms must be a number");
+  a = Post("h.nope", "{}");
+  EXPECT_EQ(a.response.status, 404);
+  EXPECT_EQ(a.body.at("error").at("code"), "not_found");
+  a = Post("h.long", "{}", {{"Content-Type", "text/plain"}});
+  EXPECT_EQ(a.response.status, 400);
+}
+
+TEST_F(OperationsHttp, TheRoutesBudgetIsTheOperationsDeadline) {
+  Answer a = Post("h.sleep", "{}");
+  ASSERT_EQ(a.response.status, 200) << a.response.body;
+  const auto remaining = a.body.at("remaining_ms").to_number<std::int64_t>();
+  EXPECT_LE(remaining, ScaledMs(300ms));
+  EXPECT_GT(remaining, 0);
+}
+
+TEST_F(OperationsHttp, BudgetHeaderTightensTheDeclaredBudget) {
+  Answer a = Post("h.long", "{}", {{"Deadline-Budget-Ms", std::to_string(ScaledMs(200ms))}});
+  ASSERT_EQ(a.response.status, 200);
+  EXPECT_LE(a.body.at("remaining_ms").to_number<std::int64_t>(), ScaledMs(200ms));
+  // And stops the work when it runs out: 504 with Deadline-Expired.
+  a = Post("h.long", R"({"ms": 10000})", {{"Deadline-Budget-Ms", std::to_string(ScaledMs(150ms))}});
+  EXPECT_EQ(a.response.status, 504);
+  EXPECT_EQ(a.response.headers.get("Deadline-Expired"), "1");
+  EXPECT_EQ(a.body.at("error").at("code"), "deadline_exceeded");
+  EXPECT_EQ(a.body.at("error").at("request_id"), "req-7");
+  EXPECT_GE(a.took, Scaled(150ms) - 5ms);
+  EXPECT_LT(a.took, Scaled(1500ms));
+}
+
+TEST_F(OperationsHttp, BudgetHeaderNeverExtendsTheDeclaredBudget) {
+  Answer a = Post("h.sleep", "{}", {{"Deadline-Budget-Ms", "60000"}});
+  ASSERT_EQ(a.response.status, 200);
+  EXPECT_LE(a.body.at("remaining_ms").to_number<std::int64_t>(), ScaledMs(300ms));
+  a = Post("h.sleep", R"({"ms": 10000})", {{"Deadline-Budget-Ms", "60000"}});
+  EXPECT_EQ(a.response.status, 504);
+  EXPECT_EQ(a.response.headers.get("Deadline-Expired"), "1");
+  EXPECT_GE(a.took, Scaled(300ms) - 5ms);
+  EXPECT_LT(a.took, Scaled(2000ms));
+}
+
+TEST_F(OperationsHttp, SpentBudgetNeverReachesTheOperation) {
+  Answer a = Post("h.count", "{}", {{"Deadline-Budget-Ms", "0"}});
+  EXPECT_EQ(a.response.status, 504);
+  EXPECT_EQ(a.response.headers.get("Deadline-Expired"), "1");
+  EXPECT_EQ(calls_, 0);
+  EXPECT_EQ(Post("h.count", "{}").response.status, 200);
+  EXPECT_EQ(calls_, 1);
+}
+
+TEST_F(OperationsHttp, LateStopAfterACommitIs500CommitAmbiguous) {
+  Answer a = Post("h.commit", json::serialize(json::object{{"work_ms", ScaledMs(20ms)}, {"after_ms", 10'000}}),
+                  {{"Deadline-Budget-Ms", std::to_string(ScaledMs(200ms))}});
+  EXPECT_EQ(a.response.status, 500);
+  EXPECT_EQ(a.body.at("error").at("code"), "commit_ambiguous");
+  EXPECT_EQ(a.body.at("error").at("request_id"), "req-7");
+  EXPECT_FALSE(a.response.headers.contains("Deadline-Expired"));
+  // Before the commit point it is a plain deadline.
+  a = Post("h.commit", json::serialize(json::object{{"work_ms", 10'000}, {"after_ms", 0}}),
+           {{"Deadline-Budget-Ms", std::to_string(ScaledMs(100ms))}});
+  EXPECT_EQ(a.response.status, 504);
+}
+
+TEST_F(OperationsHttp, ServesTheCatalogAndTheOpenApiDocument) {
+  Answer a = Send({.url = "/catalog.json"});
+  ASSERT_EQ(a.response.status, 200);
+  EXPECT_EQ(a.body.at("operations").as_array().size(), 5u);
+  a = Send({.url = "/openapi.json"});
+  ASSERT_EQ(a.response.status, 200);
+  EXPECT_EQ(a.body.at("openapi"), "3.1.0");
+  const json::object& sleep = a.body.at("paths").at("/ops/h.sleep").at("post").as_object();
+  EXPECT_EQ(sleep.at("x-deadline-seconds"), deadline_seconds_json(Scaled(300ms)));
+  EXPECT_EQ(sleep.at("tags").at(0), "test");
+  EXPECT_NE(sleep.at("description").as_string().find("Time budget: "), std::string::npos);
+  EXPECT_FALSE(a.body.at("paths").at("/ops/h.count").at("post").as_object().contains("x-deadline-seconds"));
+}
+
+TEST(OperationsHttpMount, RequiresAFrozenRegistry) {
+  asio::io_context io;
+  http::Server server(io.get_executor());
+  Registry r;
+  EXPECT_THROW(mount_operations(server, r), ConfigError);
+}
+
+}  // namespace
+}  // namespace cutoff::ops

@@ -1,0 +1,95 @@
+#include "cutoff/ops/invoker.hpp"
+
+#include <boost/system/system_error.hpp>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "cutoff/core/asio.hpp"
+#include "cutoff/core/commit_ledger.hpp"
+#include "cutoff/core/error.hpp"
+
+namespace cutoff::ops {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+bool IsStop(ErrorCode code) noexcept {
+  return code == ErrorCode::deadline_exceeded || code == ErrorCode::cancelled || code == ErrorCode::shutdown;
+}
+
+// Before hooks, handler, after hooks; a stop between two steps keeps the next from starting.
+asio::awaitable<json::value> RunPlan(const ResolvedOperation& op, const Call& call) {
+  for (const BeforeHook& hook : op.before) {
+    call.ctx.check();
+    co_await hook(call);
+  }
+  call.ctx.check();
+  json::value result = co_await op.handler(call);
+  for (const AfterHook& hook : op.after) {
+    call.ctx.check();
+    co_await hook(call, result);
+  }
+  co_return result;
+}
+
+// The error an invocation that ended with `stop` reports.
+Error Outcome(const Error& stop, const Context& ctx, const CommitLedger& ledger, std::string_view name) {
+  if (!IsStop(stop.code()) || !ledger.may_have_written()) return stop;
+  return Error(ErrorCode::commit_ambiguous,
+               "operation " + std::string(name) + " was stopped (" + std::string(to_string(stop.code())) +
+                   ") at or after its commit point; it may have taken effect, so reconcile before running it again",
+               ctx.request_id());
+}
+
+}  // namespace
+
+asio::awaitable<json::value> Call::invoke(std::string_view name, json::value a, InvokeOptions options) const {
+  return invoker->invoke(ctx, name, std::move(a), options);
+}
+
+Invoker::Invoker(const Registry& registry) : registry_(&registry) {
+  if (!registry.frozen())
+    throw ConfigError(ConfigError::Kind::not_frozen, "freeze() the operation registry before invoking it");
+}
+
+asio::awaitable<json::value> Invoker::invoke(Context ctx, std::string_view name_view, json::value args,
+                                             InvokeOptions options) const {
+  const std::string name(name_view);  // the caller's view may not outlive the first suspension
+  const ResolvedOperation* op = registry_->find(name);
+  if (!op) throw Error(ErrorCode::not_found, "no operation named " + name, ctx.request_id());
+
+  // One ledger per top-level invocation; nested ones share their caller's.
+  if (!ctx.commit_ledger()) ctx = ctx.with_commit_ledger(std::make_shared<CommitLedger>());
+  if (options.budget) {
+    if (*options.budget <= Duration::zero()) throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+    ctx = ctx.with_timeout(*options.budget);
+  }
+  if (op->info.deadline) ctx = ctx.with_timeout(*op->info.deadline);
+  ctx = ctx.with_operation(name);
+
+  // Entry fail-fast: nothing runs on a spent budget. The clock is read once here, in case the
+  // deadline passed before its timer flipped the flag.
+  if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+  if (!ctx.deadline().is_never() && ctx.remaining() <= Duration::zero())
+    throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+
+  const CommitLedger& ledger = *ctx.commit_ledger();
+  const Call call{.operation = op->info.name, .ctx = ctx, .args = std::move(args), .invoker = this};
+  std::exception_ptr failure;
+  try {
+    co_return co_await with_context(ctx, RunPlan(*op, call));
+  } catch (const Error& e) {
+    failure = std::make_exception_ptr(Outcome(e, ctx, ledger, name));
+  } catch (const boost::system::system_error& e) {
+    // The caller's own coroutine was cancelled because this context stopped (a server that
+    // gave the handler no grace): report the stop, not the abort.
+    if (!ctx.stop_requested()) throw;
+    failure = std::make_exception_ptr(Outcome(Error::stopped(ctx.stop_reason(), ctx.request_id()), ctx, ledger, name));
+  }
+  std::rethrow_exception(failure);
+}
+
+}  // namespace cutoff::ops

@@ -1,0 +1,52 @@
+// Invoker: runs the operations of a frozen Registry under a request's Context.
+//
+//   cutoff::ops::Invoker invoker(registry);          // registry.freeze() first
+//   boost::json::value out = co_await invoker.invoke(ctx, "orders.create", args, {.budget = 800ms});
+//
+// What an invocation guarantees:
+// - The budget is bound once, at entry: min(ctx's deadline, the caller's `budget`, the
+//   operation's effective deadline). Nothing extends it.
+// - Entry fail-fast: when that budget is already spent (or ctx already stopped), the
+//   invocation fails at once with the stop's error; no hook and no handler runs.
+// - The whole plan is bounded: before hooks, the handler, after hooks and every operation
+//   dispatched through Call::invoke run under the one context; when it stops, whatever they
+//   await is cancelled (Asio terminal) and no further step starts.
+// - Nested invocations (Call::invoke, or invoke() with a context that already carries a
+//   CommitLedger) inherit the caller's context and can only tighten it.
+// - Late stops are honest: each top-level invocation attaches a CommitLedger to its context
+//   (nested ones share it). An invocation that ends with a stop (deadline_exceeded,
+//   cancelled or shutdown) while the ledger says something may have been written fails with
+//   `commit_ambiguous` (non-retryable) instead, whatever the stop's reason; the message
+//   names the reason. See docs/operations.md.
+//
+// Errors are cutoff::Error: not_found for an unknown operation, the stop's code, or
+// commit_ambiguous; errors thrown by handlers and hooks pass through unchanged.
+#ifndef CUTOFF_OPS_INVOKER_HPP_
+#define CUTOFF_OPS_INVOKER_HPP_
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+#include <string_view>
+
+#include "cutoff/core/context.hpp"
+#include "cutoff/ops/registry.hpp"
+
+namespace cutoff::ops {
+
+class Invoker {
+ public:
+  // ConfigError(not_frozen) when `registry` is not frozen. `registry` must outlive this.
+  explicit Invoker(const Registry& registry);
+
+  boost::asio::awaitable<boost::json::value> invoke(Context ctx, std::string_view name, boost::json::value args,
+                                                    InvokeOptions options = {}) const;
+
+  const Registry& registry() const noexcept { return *registry_; }
+
+ private:
+  const Registry* registry_;
+};
+
+}  // namespace cutoff::ops
+
+#endif  // CUTOFF_OPS_INVOKER_HPP_
