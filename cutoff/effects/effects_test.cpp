@@ -450,7 +450,9 @@ TEST_P(EffectsTest, AClaimLeftByACrashBlocksRetriesNoLongerThanTheEffectsTimeout
     }
     const auto blocked = std::chrono::steady_clock::now() - crashed_at;
     EXPECT_GT(conflicts, 0);
-    EXPECT_GE(blocked, opts_.timeout - 50ms);
+    // The claim was taken before `crashed_at`, so only a loose lower bound holds on a busy
+    // machine; the upper bound is the point.
+    EXPECT_GE(blocked, opts_.timeout / 4);
     EXPECT_LT(blocked, opts_.timeout + std::chrono::milliseconds(1000 * TimeScale()));
     EXPECT_EQ(body_runs_, 1);
   });

@@ -54,7 +54,8 @@ asio::awaitable<Claim> ClaimKey(sql::Connection& conn, const Context& ctx, Idemp
                                               key.table + " where operation = $1 and idem_key = $2",
                                           p);
     if (r.size() == 0) {
-      std::vector<Value> q{key.operation, key.key, fingerprint, token, now + claim_for.count(), now};
+      const std::int64_t at = NowMs();  // the claim runs from its insert
+      std::vector<Value> q{key.operation, key.key, fingerprint, token, at + claim_for.count(), at};
       sql::Result inserted = co_await conn.execute(
           ctx,
           "insert into " + key.table +
