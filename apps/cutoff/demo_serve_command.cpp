@@ -5,6 +5,7 @@
 #include <boost/asio/use_future.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "commands.hpp"
@@ -68,15 +69,20 @@ int RunDemoServe(const DemoServeOptions& o) {
   inventory_server_options.one_io_thread = true;
   http::Server inventory_server(io.get_executor(), inventory_server_options);
   inventory.mount(inventory_server, &inventory_metrics);
-  std::uint16_t inventory_port = 0;
-  try {
-    inventory_port = inventory_server.listen(o.address, static_cast<std::uint16_t>(o.inventory_port));
-  } catch (const std::exception& e) {
-    return Fail("cannot listen on " + o.address + ":" + std::to_string(o.inventory_port) + ": " + e.what());
-  }
+  // The bound port, or nullopt after saying why it could not be bound.
+  auto listen = [&o](http::Server& server, int port) -> std::optional<std::uint16_t> {
+    try {
+      return server.listen(o.address, static_cast<std::uint16_t>(port));
+    } catch (const std::exception& e) {
+      Fail("cannot listen on " + o.address + ":" + std::to_string(port) + ": " + e.what());
+      return std::nullopt;
+    }
+  };
+  const std::optional<std::uint16_t> inventory_port = listen(inventory_server, o.inventory_port);
+  if (!inventory_port) return 1;
 
   wh::GatewayOptions gw;
-  gw.inventory_url = "http://" + o.address + ":" + std::to_string(inventory_port);
+  gw.inventory_url = "http://" + o.address + ":" + std::to_string(*inventory_port);
   gw.mode = *mode;
   gw.operation_budget = std::chrono::milliseconds(o.operation_budget_ms);
   gw.valuation_cap = std::chrono::milliseconds(o.valuation_cap_ms);
@@ -85,12 +91,8 @@ int RunDemoServe(const DemoServeOptions& o) {
   gateway_server_options.one_io_thread = true;
   http::Server gateway_server(io.get_executor(), gateway_server_options);
   gateway.mount(gateway_server, &gateway_metrics);
-  std::uint16_t gateway_port = 0;
-  try {
-    gateway_port = gateway_server.listen(o.address, static_cast<std::uint16_t>(o.gateway_port));
-  } catch (const std::exception& e) {
-    return Fail("cannot listen on " + o.address + ":" + std::to_string(o.gateway_port) + ": " + e.what());
-  }
+  const std::optional<std::uint16_t> gateway_port = listen(gateway_server, o.gateway_port);
+  if (!gateway_port) return 1;
 
   // Ctrl-C: both servers drain, then the process ends.
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -104,9 +106,9 @@ int RunDemoServe(const DemoServeOptions& o) {
   std::printf("mode %s; valuation statement ~%lld ms (%lld simulation steps)\n", o.mode.c_str(),
               static_cast<long long>(o.valuation_ms), static_cast<long long>(inventory.valuation_steps()));
   std::printf("gateway   http://%s:%u/graphql  (GraphiQL at /graphiql, metrics at /metrics)\n", o.address.c_str(),
-              gateway_port);
-  std::printf("inventory http://%s:%u/warehouses  (metrics at /metrics)\n", o.address.c_str(), inventory_port);
-  std::printf("listening on http://%s:%u\n", o.address.c_str(), gateway_port);
+              *gateway_port);
+  std::printf("inventory http://%s:%u/warehouses  (metrics at /metrics)\n", o.address.c_str(), *inventory_port);
+  std::printf("listening on http://%s:%u\n", o.address.c_str(), *gateway_port);
   std::fflush(stdout);
   io.run();
   return 0;

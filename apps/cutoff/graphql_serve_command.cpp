@@ -15,12 +15,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "commands.hpp"
+#include "stderr_log.hpp"
 #include "fixture_schema.hpp"
 #include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/graphiql_page.hpp"
@@ -65,19 +65,12 @@ int RunServe(const ServeOptions& opts) {
   asio::io_context io(opts.threads);
   observe::Registry registry;
   gql::MetricsRecorder recorder(registry);
-  std::mutex log_mu;
   http::ServerOptions server_options;
   server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
   server_options.budget.legacy_ms_headers = {"X-Client-Timeout-Ms"};
   server_options.metrics = &registry;
   server_options.one_io_thread = opts.threads == 1;
-  if (!opts.quiet) {
-    server_options.log = [&log_mu](std::string_view line) {
-      std::lock_guard lock(log_mu);
-      std::fwrite(line.data(), 1, line.size(), stderr);
-      std::fputc('\n', stderr);
-    };
-  }
+  if (!opts.quiet) server_options.log = StderrLines();
   http::Server server(io.get_executor(), server_options);
 
   gql::GraphQLHttpOptions graphql_options;

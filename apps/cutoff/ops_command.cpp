@@ -20,10 +20,10 @@
 #include <boost/json/serialize.hpp>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <string>
 
 #include "commands.hpp"
+#include "stderr_log.hpp"
 #include "example_operations.hpp"
 #include "signal_stop.hpp"
 #include "cutoff/core/error.hpp"
@@ -185,18 +185,11 @@ int RunServe(const ServeOptions& opts) {
   const ops::Registry registry = MakeExampleRegistry();
   asio::io_context io(1);
   observe::Registry metrics;
-  std::mutex log_mu;
   http::ServerOptions server_options;
   server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
   server_options.metrics = &metrics;
   server_options.one_io_thread = true;
-  if (!opts.quiet) {
-    server_options.log = [&log_mu](std::string_view line) {
-      std::lock_guard lock(log_mu);
-      std::fwrite(line.data(), 1, line.size(), stderr);
-      std::fputc('\n', stderr);
-    };
-  }
+  if (!opts.quiet) server_options.log = StderrLines();
   http::Server server(io.get_executor(), server_options);
   ops::mount_operations(server, registry, {.title = "cutoff example operations"});
   std::uint16_t port = 0;
