@@ -138,6 +138,8 @@ asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
         if (granted) {
           conn = std::move(waiter->conn);
           open_new = waiter->permit;
+          // Handed over straight from its last user: it has not been idle, so no ping.
+          idle_since = std::chrono::steady_clock::now();
         } else {
           waiters_.erase(std::find(waiters_.begin(), waiters_.end(), waiter));
           ++stats_.stopped_waiting;

@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <atomic>
 #include <map>
 #include <random>
 
@@ -63,6 +64,34 @@ TEST(Pool, QueuedCallerLeavesAtItsDeadline) {
   EXPECT_LT(waited, 250ms);
   EXPECT_EQ(pool.stats().stopped_waiting, 1u);
   EXPECT_EQ(pool.stats().waiting, 0u);
+}
+
+TEST(Pool, ConnectionHandedToAWaiterIsNotPinged) {
+  // Every statement the database runs is counted: the hand-over must not add a ping.
+  std::atomic<int> statements{0};
+  SqliteOptions options;
+  options.driver.statement_observer = [&](const StatementEvent& e) {
+    if (e.ended) ++statements;
+  };
+  Pool pool(sqlite_factory(options), {.max_size = 1});
+  bool waiter_ran = false;
+  RunSync([&]() -> asio::awaitable<void> {
+    auto holder = co_await pool.acquire(Context());
+    co_await holder->execute(Context(), "select 1", {});
+    asio::co_spawn(
+        co_await asio::this_coro::executor,
+        [&]() -> asio::awaitable<void> {
+          auto conn = co_await pool.acquire(Context().with_timeout(5s));
+          co_await conn->execute(Context(), "select 2", {});
+          waiter_ran = true;
+        },
+        asio::detached);
+    co_await Sleep(20ms);  // the waiter is queued
+    holder.reset();
+    for (int i = 0; i < 100 && !waiter_ran; ++i) co_await Sleep(10ms);
+  });
+  EXPECT_TRUE(waiter_ran);
+  EXPECT_EQ(statements.load(), 2);
 }
 
 TEST(Pool, FullQueueFailsFastWithOverloaded) {
