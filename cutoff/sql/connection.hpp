@@ -60,6 +60,13 @@ struct CommitReport {
   std::string error_message;
 };
 
+// A statement seen by DriverOptions::statement_observer.
+struct StatementEvent {
+  std::string_view request_id;
+  TimePoint started;
+  std::optional<TimePoint> ended;  // empty: the statement has just started
+};
+
 // Timing knobs shared by the drivers.
 struct DriverOptions {
   Propagation propagation = Propagation::on;
@@ -69,12 +76,11 @@ struct DriverOptions {
   // How long a COMMIT in flight may take to answer after a stop before its outcome is called
   // unknown. The commit is never cancelled.
   std::chrono::milliseconds commit_grace{5000};
-  // Called on a driver thread when a statement ends in the database, with its request id and
-  // when it started and ended there (steady clock). With propagation off this is the only
-  // place where an abandoned statement's real end shows. For measurements; null: not called.
-  // Drivers that run statements in-process call it (SQLite); for PostgreSQL, watch
-  // pg_stat_activity instead.
-  std::function<void(std::string_view request_id, TimePoint started, TimePoint ended)> statement_observer;
+  // Called on a driver thread when a statement starts in the database and again when it ends
+  // there (steady clock). With propagation off this is the only place where an abandoned
+  // statement's real end shows. For measurements; null: not called. Drivers that run
+  // statements in-process call it (SQLite); for PostgreSQL, watch pg_stat_activity instead.
+  std::function<void(const StatementEvent&)> statement_observer;
 };
 
 class Connection {

@@ -374,12 +374,13 @@ class SqliteConnection final : public Connection {
       w->clock = job->clock;
       w->busy_since.reset();
       const TimePoint started = observer ? Clock::steady().now() : TimePoint();
+      if (observer) observer(StatementEvent{job->request_id, started, std::nullopt});
       try {
         call->result = ExecuteOnWorker(*w, *job);
       } catch (...) {
         call->error = std::current_exception();
       }
-      if (observer) observer(job->request_id, started, Clock::steady().now());
+      if (observer) observer(StatementEvent{job->request_id, started, Clock::steady().now()});
       w->token = CancelToken();
       if (watched) {
         std::lock_guard lock(w->interrupt_mu);
@@ -452,7 +453,8 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
 
   // Open on the worker thread, like everything else that touches the handle.
   auto call = std::make_shared<Call>();
-  w->Post([w = w.get(), call, options, rid = ctx.request_id()] {
+  w->Post([w = w.get(), call, options, rid = ctx.request_id(), token = ctx.token(), deadline = ctx.deadline(),
+           clock = &ctx.clock()] {
     const bool memory = options.path == ":memory:" || options.path.empty();
     int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI;
     flags |= options.read_only && !memory ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -463,6 +465,18 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
               (w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
     } else {
       sqlite3_extended_result_codes(w->db, 1);
+      // The busy handler goes in first: switching to WAL needs a lock that another connection
+      // (one closing, say, which checkpoints) may hold for a moment.
+      if (options.driver.propagation == Propagation::on) {
+        sqlite3_progress_handler(w->db, std::max(1, options.progress_steps), &Worker::OnProgress, w);
+        sqlite3_busy_handler(w->db, &Worker::OnBusy, w);
+        w->token = token;  // the setup waits under the opening context
+        w->deadline = deadline;
+        w->clock = clock;
+        w->busy_since.reset();
+      } else {
+        sqlite3_busy_timeout(w->db, static_cast<int>(options.busy_wait.count()));
+      }
       std::string setup = "PRAGMA foreign_keys=ON;";
       if (!memory && !options.read_only) setup += "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;";
       if (options.read_only) setup += "PRAGMA query_only=1;";
@@ -471,12 +485,7 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
         error = std::string("cannot set up sqlite database '") + options.path + "': " + (msg ? msg : "?");
         sqlite3_free(msg);
       }
-      if (options.driver.propagation == Propagation::on) {
-        sqlite3_progress_handler(w->db, std::max(1, options.progress_steps), &Worker::OnProgress, w);
-        sqlite3_busy_handler(w->db, &Worker::OnBusy, w);
-      } else {
-        sqlite3_busy_timeout(w->db, static_cast<int>(options.busy_wait.count()));
-      }
+      w->token = CancelToken();
       if (options.commit_hook) sqlite3_commit_hook(w->db, &Worker::OnCommit, w);
     }
     if (!error.empty()) call->error = std::make_exception_ptr(DatabaseError(ErrorCode::unavailable, "08001", error, rid));

@@ -1,6 +1,7 @@
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <mutex>
 
@@ -45,6 +46,40 @@ class TempDb {
   static inline int counter_ = 0;
   std::filesystem::path path_;
 };
+
+// Opening switches the file to WAL, which needs a lock another handle may hold for a moment
+// (a connection closing checkpoints under it): the open waits for it instead of failing.
+TEST(Sqlite, OpeningWaitsForALockHeldForAMoment) {
+  for (const Propagation propagation : {Propagation::on, Propagation::off}) {
+    TempDb db;
+    sqlite3* holder = nullptr;
+    ASSERT_EQ(sqlite3_open(db.path().c_str(), &holder), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(holder, "PRAGMA journal_mode=DELETE; BEGIN EXCLUSIVE; CREATE TABLE t(x);", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    std::thread release([holder] {
+      std::this_thread::sleep_for(200ms);
+      sqlite3_exec(holder, "COMMIT", nullptr, nullptr, nullptr);
+    });
+    SqliteOptions options{.path = db.path()};
+    options.driver.propagation = propagation;
+    std::int64_t rows = -1;
+    std::string failure;
+    RunSync([&]() -> asio::awaitable<void> {
+      try {
+        auto conn = co_await open_sqlite(Context().with_timeout(5s), options);
+        sql::Result r = co_await conn->execute(Context(), "select count(*) from t", {});
+        rows = r[0].get<std::int64_t>(0);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    });
+    release.join();
+    sqlite3_close(holder);
+    EXPECT_EQ(failure, "");
+    EXPECT_EQ(rows, 0);
+  }
+}
 
 TEST(Sqlite, StatementsParametersAndTypedRows) {
   RunSync([]() -> asio::awaitable<void> {
@@ -258,9 +293,10 @@ TEST(Sqlite, PropagationOffLeavesTheStatementRunning) {
     // The observer sees where the abandoned statement really ended.
     std::mutex mu;
     std::vector<std::pair<std::string, TimePoint>> ended;
-    off.driver.statement_observer = [&](std::string_view rid, TimePoint, TimePoint end) {
+    off.driver.statement_observer = [&](const StatementEvent& e) {
+      if (!e.ended) return;
       std::lock_guard lock(mu);
-      ended.emplace_back(std::string(rid), end);
+      ended.emplace_back(std::string(e.request_id), *e.ended);
     };
     auto conn = co_await open_sqlite(Context(), off);
     const auto start = std::chrono::steady_clock::now();
