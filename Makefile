@@ -28,8 +28,9 @@ build: configure
 test: build
 	@ctest --preset default -j $(CTEST_JOBS)
 
+# The lab with its defaults on SQLite; `make demo ARGS="--db postgresql://..."` for PostgreSQL.
 demo: build
-	@build/bin/cutoff demo
+	@build/bin/cutoff lab $(ARGS)
 
 bench: build
 	@scripts/run-benchmarks build/bin

@@ -23,7 +23,8 @@ namespace gql = cutoff::graphql;
 using gql::Data;
 using gql::FieldContext;
 
-std::string schema_sdl(std::chrono::milliseconds valuation_cap) {
+std::string schema_sdl(std::optional<std::chrono::milliseconds> valuation_cap) {
+  const std::string cap = valuation_cap ? " @budget(ms: " + std::to_string(valuation_cap->count()) + ")" : "";
   return R"(
 """The reference warehouse API: stock across warehouses, served by cutoff."""
 schema { query: Query mutation: Mutation subscription: Subscription }
@@ -41,11 +42,11 @@ type Warehouse {
   id: ID!
   name: String!
   city: String!
-  "The first bins of this warehouse."
-  bins(first: Int = 10): [Bin!]!
+  "The first bins of this warehouse (null when they could not be read in time)."
+  bins(first: Int = 10): [Bin!]
   "The value of every stock movement in this warehouse, with a risk simulation: expensive."
-  stockValuation: Float @budget(ms: )" +
-         std::to_string(valuation_cap.count()) + R"()
+  stockValuation: Float)" +
+         cap + R"(
 }
 
 type Bin {
@@ -168,7 +169,9 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
   client.max_idle_per_host = 256;
   client_ = std::make_unique<http::Client>(executor, client);
 
-  gql::SchemaResult built = gql::Schema::from_sdl(schema_sdl(options_.valuation_cap));
+  // Under `none` nothing has a deadline, not even the field.
+  gql::SchemaResult built = gql::Schema::from_sdl(
+      schema_sdl(options_.mode == Mode::none ? std::nullopt : std::optional(options_.valuation_cap)));
   if (!built.ok()) throw std::logic_error("warehouse schema: " + built.errors.at(0).message);
   schema_ = std::move(built.schema);
   if (options_.mode == Mode::cutoff) schema_->declare_operation_budget(options_.operation_budget);

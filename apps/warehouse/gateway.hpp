@@ -12,14 +12,15 @@
 //
 // Modes (mode.hpp): under `cutoff` each operation runs under min(the caller's budget,
 // `operation_budget`), and calls carry what is left; under `timeouts` the gateway's HTTP
-// client gives up after `operation_budget` per call and sends no budget; under `none` it waits
-// as long as it takes.
+// client gives up after `operation_budget` per call and stockValuation has its cap, but
+// nothing downstream hears of either; under `none` it waits as long as it takes (no cap).
 #ifndef CUTOFF_APPS_WAREHOUSE_GATEWAY_HPP_
 #define CUTOFF_APPS_WAREHOUSE_GATEWAY_HPP_
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cutoff/graphql/schema.hpp"
@@ -46,8 +47,8 @@ struct GatewayOptions {
   std::chrono::milliseconds subscription_poll{200};
 };
 
-// The warehouse schema, with the valuation cap filled in.
-std::string schema_sdl(std::chrono::milliseconds valuation_cap);
+// The warehouse schema, with the valuation cap filled in (none: no @budget).
+std::string schema_sdl(std::optional<std::chrono::milliseconds> valuation_cap);
 
 class Gateway {
  public:

@@ -17,10 +17,14 @@
 //                                           region; a repeated key returns the first answer
 //   GET  /stock-changes?after=ID            reservations since ID (from the outbox), oldest first
 //
-// How it bounds its work depends on the mode (mode.hpp): under `cutoff` each request runs
-// under the budget it was sent (and the route's), down to the statement; under `timeouts` it
-// has a timeout of its own and statements keep running when it stops waiting; under `none`
-// nothing is bounded.
+// How it bounds its work depends on the mode (mode.hpp):
+//   cutoff    each request runs under the budget it was sent (and the route's), down to the
+//             statement, which the database stops at the deadline;
+//   timeouts  the service has a timeout of its own, like a request-timeout middleware: it
+//             answers 504 when the timeout fires but leaves the work running, and that work
+//             keeps its pooled connection until the statement ends; checking a connection out
+//             of the pool has the same timeout;
+//   none      nothing is bounded: every request runs to the end, however long it waits.
 #ifndef CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 #define CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 
@@ -56,7 +60,7 @@ struct InventoryOptions {
   std::chrono::milliseconds max_budget{30'000};
   std::chrono::milliseconds effect_timeout{2'000};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
-  std::function<void(std::string_view request_id, TimePoint started, TimePoint ended)> statement_observer;
+  std::function<void(const sql::StatementEvent&)> statement_observer;
 };
 
 class Inventory {
@@ -83,8 +87,11 @@ class Inventory {
   const InventoryOptions& options() const noexcept { return options_; }
 
  private:
-  // The context a handler works under, by mode.
-  Context WorkContext(const Context& request) const;
+  using Work = std::function<boost::asio::awaitable<http::Response>(const Context&)>;
+  // Runs a handler's work as the mode says (see the top of this file).
+  boost::asio::awaitable<http::Response> Serve(const Context& request, Work work);
+  // A pooled connection for `ctx`'s work: under `timeouts`, with the service's own timeout.
+  boost::asio::awaitable<sql::Pool::Lease> Acquire(const Context& ctx);
 
   InventoryOptions options_;
   Context base_;       // unbound, but stopped by stop_all()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <vector>
+#include <iterator>
 
 #include "cutoff/core/error.hpp"
 
@@ -86,8 +87,15 @@ constexpr const char* kValuation =
 
 }  // namespace
 
+double valuation_weight(std::int64_t warehouse_id) noexcept {
+  constexpr double kWeights[] = {1.0, 0.15, 0.5, 0.01, 0.8, 0.03, 0.3, 0.02};
+  const auto n = static_cast<std::int64_t>(std::size(kWeights));
+  return kWeights[((warehouse_id - 1) % n + n) % n];
+}
+
 asio::awaitable<std::string> stock_valuation(sql::Connection& conn, const Context& ctx, std::int64_t warehouse_id,
                                              std::int64_t steps) {
+  steps = std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(steps) * valuation_weight(warehouse_id)));
   std::vector<Value> p{steps, warehouse_id};
   sql::Result r = co_await conn.execute(ctx, kValuation, p);
   const double value = r[0].get<std::optional<double>>("value").value_or(0.0);

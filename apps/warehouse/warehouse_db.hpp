@@ -7,7 +7,8 @@
 //
 // The same SQL runs on SQLite and PostgreSQL. The valuation is the expensive statement: it
 // sums every movement of a warehouse and runs a risk simulation whose length is calibrated at
-// start, so the statement really keeps the database busy for a known time on this machine.
+// start, so the statement really keeps the database busy for a known time on this machine (warehouse 1
+// takes that long, smaller warehouses a share of it).
 #ifndef CUTOFF_APPS_WAREHOUSE_WAREHOUSE_DB_HPP_
 #define CUTOFF_APPS_WAREHOUSE_WAREHOUSE_DB_HPP_
 
@@ -36,7 +37,11 @@ boost::asio::awaitable<void> create_warehouse_data(sql::Connection& conn, const 
 boost::asio::awaitable<std::int64_t> calibrate_valuation(sql::Connection& conn, const Context& ctx,
                                                          std::chrono::milliseconds target);
 
-// {"warehouse":1,"value":123.4,"steps":N}
+// Warehouses differ in size: the share of the full simulation a warehouse's valuation runs,
+// in (0, 1]. Warehouse 1 is the largest (1.0), the one the calibration times.
+double valuation_weight(std::int64_t warehouse_id) noexcept;
+
+// {"warehouse":1,"value":123.4,"steps":N}, running steps x valuation_weight(warehouse_id).
 boost::asio::awaitable<std::string> stock_valuation(sql::Connection& conn, const Context& ctx,
                                                     std::int64_t warehouse_id, std::int64_t steps);
 // [{"id":1,"name":"..","city":".."},...]

@@ -422,14 +422,19 @@ struct Figure {
   Better better;
 };
 
-constexpr std::array<Figure, 11> kFigures{{
+constexpr std::array<Figure, 16> kFigures{{
     {"requests", "Requests", "", -1, Better::neither},
     {"ok", "Successful", "", -1, Better::higher},
+    {"partial", "Partial responses", "", -1, Better::neither},
+    {"retries", "Retries", "", -1, Better::neither},
+    {"fast_ok", "Cheap lookups answered", "", -1, Better::higher},
     {"goodput_rps", "Goodput", "req/s", 1, Better::higher},
     {"p50_ms", "Latency p50", "ms", 1, Better::lower},
     {"p99_ms", "Latency p99", "ms", 1, Better::lower},
     {"pool_size", "Pool size", "", -1, Better::neither},
     {"peak_pool_in_use", "Peak pool in use", "", -1, Better::lower},
+    {"pool_queued_s", "Callers queued", "s", 2, Better::lower},
+    {"db_seconds", "Database statement time", "s", 2, Better::neither},
     {"zombie_seconds", "Zombie work", "s", 2, Better::lower},
     {"zombie_statements", "Zombie statements", "", -1, Better::lower},
     {"overshoot_p50_ms", "Stop overshoot p50", "ms", 1, Better::lower},
@@ -495,8 +500,10 @@ void FiguresTable(std::string& out, std::string_view scenario, const std::array<
     return values;
   };
   for (const Figure& figure : kFigures) {
-    FigureRow(out, figure.key, figure.label, figure.unit, false, figure.decimals, figure.better,
-              values_of(figure.key));
+    const auto values = values_of(figure.key);
+    // A figure no mode recorded (one a scenario does not have) gets no row.
+    if (std::none_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); })) continue;
+    FigureRow(out, figure.key, figure.label, figure.unit, false, figure.decimals, figure.better, values);
     if (figure.key != "p99_ms") continue;
     // Errors after latency: the total, then one row per code any mode reported (sorted).
     std::set<std::string> codes;
@@ -730,11 +737,12 @@ void Scenario(std::string& out, const json::value& scenario, std::size_t index) 
 
 constexpr std::string_view kFooter = R"html(<footer>
 <dl>
-<dt>Goodput</dt><dd>successful responses per second.</dd>
-<dt>Latency</dt><dd>as the client saw it, from sending the request to the answer or the client giving up.</dd>
+<dt>Goodput</dt><dd>successful responses per second, slow requests and cheap lookups together.</dd>
+<dt>Latency</dt><dd>of the slow requests as the client saw them, from sending the request to the answer or the client giving up.</dd>
 <dt>Peak pool in use</dt><dd>the most database connections held at once.</dd>
-<dt>Zombie work</dt><dd>backend statement-seconds spent after the caller had given up, and how many statements ran on.</dd>
-<dt>Stop overshoot</dt><dd>from the stop being requested to the work returning.</dd>
+<dt>Callers queued</dt><dd>how long some caller was waiting for a database connection.</dd>
+<dt>Zombie work</dt><dd>backend statement-seconds spent after the caller had its answer or gave up, and how many statements ran on.</dd>
+<dt>Stop overshoot</dt><dd>how long after the caller had its answer a statement still running then ended.</dd>
 </dl>
 The best value of each row is highlighted. &#8220;&#8211;&#8221; marks a figure the run did not record.
 The results document is embedded in this page as <code>script#lab-results</code>. Rendered by <code>cutoff lab report</code>.

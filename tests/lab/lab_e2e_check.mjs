@@ -1,0 +1,157 @@
+// The lab end to end: runs `cutoff lab` on a real database with small settings and checks the
+// outcome the lab exists to show.
+//
+// - With cutoff, zombie work (statement time after the caller had its answer) is under 1% of
+//   what the per-layer timeouts leave behind, in every scenario.
+// - With cutoff, the pool never saturates in the chain and amplification scenarios: no caller
+//   ever queues for a connection and the peak stays under the pool size.
+// - With timeouts the amplification is visible: the pool saturates, callers queue, the
+//   database spends most of its time on work nobody waits for, retries happen and fewer of the
+//   unrelated cheap lookups succeed than with cutoff.
+// - The GraphQL scenario gives partial responses under cutoff, whose cut fields' backend work
+//   ended within milliseconds of the response; under timeouts it outlives the response.
+// - lab-results.json has the documented shape (docs/lab.md), and the report page made from it
+//   draws every chart in headless Chromium without an error (report_check.mjs).
+//
+//   node tests/lab/lab_e2e_check.mjs --cutoff build/bin/cutoff [--db URL | --db-url-file FILE]
+//
+// Options:
+//   --cutoff PATH          the cutoff binary (required)
+//   --db URL               database URL (default: a SQLite file in a temporary directory)
+//   --db-url-file FILE     read the database URL from FILE (scripts/pg-test-server writes one)
+//   --duration-s N         load per scenario and mode (default 3)
+//   --keep DIR             write the results and the report into DIR (default: a temporary dir)
+//   -h, --help             this text
+//
+// Exit status: 0 when every check passes, 1 when one fails (with the reason), 2 for bad usage.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runCheck as checkReportPage } from './report_check.mjs';
+
+const NAME = 'lab_e2e_check';
+const MODES = ['none', 'timeouts', 'cutoff'];
+const FIGURES = ['requests', 'ok', 'goodput_rps', 'p50_ms', 'p99_ms', 'errors', 'pool_size', 'peak_pool_in_use',
+  'pool_queued_s', 'db_seconds', 'zombie_seconds', 'zombie_share', 'overshoot_p50_ms', 'overshoot_p99_ms',
+  'retries', 'timeline'];
+
+function usage() {
+  return readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(0, 25)
+    .map((l) => l.replace(/^\/\/ ?/, '')).join('\n');
+}
+
+function parse(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      cutoff: { type: 'string' },
+      db: { type: 'string' },
+      'db-url-file': { type: 'string' },
+      'duration-s': { type: 'string', default: '3' },
+      keep: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return { help: true };
+  if (!values.cutoff) throw new Error('--cutoff is required');
+  const duration = Number(values['duration-s']);
+  if (!(duration >= 1)) throw new Error('--duration-s must be a number >= 1');
+  let db = values.db;
+  if (values['db-url-file']) db = readFileSync(values['db-url-file'], 'utf8').trim();
+  return { cutoff: values.cutoff, db, duration, keep: values.keep };
+}
+
+const failures = [];
+function check(ok, what) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) failures.push(what);
+}
+
+async function main() {
+  let opts;
+  try {
+    opts = parse(process.argv.slice(2));
+  } catch (e) {
+    console.error(`${NAME}: ${e.message}\n\n${usage()}`);
+    return 2;
+  }
+  if (opts.help) {
+    console.log(usage());
+    return 0;
+  }
+  const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'cutoff-lab-e2e-'));
+  mkdirSync(dir, { recursive: true });
+  const db = opts.db ?? `sqlite:${join(dir, 'lab.db')}`;
+  const results = join(dir, 'lab-results.json');
+  const report = join(dir, 'lab-report.html');
+  const args = ['lab', '--db', db, '--duration-s', String(opts.duration), '--results', results, '--report', report];
+  console.log(`${NAME}: ${opts.cutoff} ${args.join(' ')}`);
+  const run = spawnSync(opts.cutoff, args, { encoding: 'utf8', timeout: 600_000 });
+  process.stdout.write(run.stdout ?? '');
+  if (run.status !== 0) {
+    console.error(`${NAME}: cutoff lab exited with ${run.status ?? run.signal}\n${run.stderr}`);
+    return 1;
+  }
+  check(run.stderr.includes('sent') && run.stderr.includes('pool'), 'a progress line was printed');
+  check(existsSync(report) && statSync(report).size > 10_000, `the report page was written (${report})`);
+  const doc = JSON.parse(readFileSync(results, 'utf8'));
+  check(doc.database === (db.startsWith('sqlite:') ? 'sqlite' : 'postgresql'), `the database is named (${doc.database})`);
+  const byName = Object.fromEntries((doc.scenarios ?? []).map((s) => [s.name, s.modes]));
+  check(['chain', 'amplification', 'graphql'].every((n) => byName[n]), 'every scenario is in the results');
+  for (const [name, modes] of Object.entries(byName)) {
+    for (const mode of MODES) {
+      const m = modes?.[mode];
+      const missing = FIGURES.filter((f) => !(m && f in m));
+      check(missing.length === 0, `${name}/${mode} has every figure${missing.length ? ` (missing ${missing})` : ''}`);
+    }
+  }
+  if (failures.length) return 1;
+
+  for (const [name, { timeouts, cutoff }] of Object.entries(byName)) {
+    check(timeouts.zombie_seconds > 0.5, `${name}: timeouts leave zombie work (${timeouts.zombie_seconds} s)`);
+    check(cutoff.zombie_seconds < 0.01 * timeouts.zombie_seconds,
+      `${name}: cutoff's zombie work ${cutoff.zombie_seconds} s is under 1% of timeouts' ${timeouts.zombie_seconds} s`);
+    check(cutoff.overshoot_p99_ms < 50, `${name}: cutoff stops statements within 50 ms (p99 ${cutoff.overshoot_p99_ms} ms)`);
+  }
+  for (const name of ['chain', 'amplification']) {
+    const { timeouts, cutoff } = byName[name];
+    check(cutoff.pool_queued_s === 0 && cutoff.peak_pool_in_use < cutoff.pool_size,
+      `${name}: cutoff never saturates the pool (peak ${cutoff.peak_pool_in_use}/${cutoff.pool_size}, ` +
+      `queued ${cutoff.pool_queued_s} s)`);
+    check(timeouts.peak_pool_in_use === timeouts.pool_size && timeouts.pool_queued_s > 0,
+      `${name}: timeouts saturate the pool (peak ${timeouts.peak_pool_in_use}/${timeouts.pool_size}, ` +
+      `queued ${timeouts.pool_queued_s} s)`);
+    check(cutoff.fast_ok > timeouts.fast_ok,
+      `${name}: more cheap lookups succeed with cutoff (${cutoff.fast_ok}) than with timeouts (${timeouts.fast_ok})`);
+    check(cutoff.goodput_rps > timeouts.goodput_rps,
+      `${name}: goodput is higher with cutoff (${cutoff.goodput_rps}/s) than with timeouts (${timeouts.goodput_rps}/s)`);
+  }
+  const amp = byName.amplification.timeouts;
+  check(amp.retries > 0, `amplification: timeouts' users retried (${amp.retries})`);
+  check(amp.zombie_share > 0.5, `amplification: with timeouts most database time is zombie work (${amp.zombie_share})`);
+
+  const gql = byName.graphql;
+  check(gql.cutoff.partial > 0, `graphql: cutoff answers with partial responses (${gql.cutoff.partial})`);
+  check(gql.cutoff.cut_fields.length > 0, `graphql: cutoff names the cut fields (${gql.cutoff.cut_fields.length})`);
+  check(gql.cutoff.cut_fields.every((f) => f.outlived_ms < 50),
+    `graphql: with cutoff no cut field's backend work outlived the response by 50 ms ` +
+    `(${gql.cutoff.cut_fields.map((f) => f.outlived_ms).join(', ')})`);
+  check(gql.timeouts.cut_fields.some((f) => f.outlived_ms > 50),
+    `graphql: with timeouts cut fields' work outlived the response ` +
+    `(${gql.timeouts.cut_fields.map((f) => f.outlived_ms).join(', ')})`);
+
+  if (failures.length) {
+    console.error(`${NAME}: ${failures.length} check(s) failed; results in ${results}`);
+    return 1;
+  }
+  const page = await checkReportPage({ cutoff: opts.cutoff, results, keep: join(dir, 'report-check'), timeoutMs: 60_000,
+    chromium: process.env.CHROMIUM || '/usr/bin/chromium' });
+  check(page, 'the report page of this run renders in Chromium');
+  if (failures.length) return 1;
+  console.log(`${NAME}: every check passed (${results})`);
+  return 0;
+}
+
+main().then((code) => { process.exitCode = code; }, (e) => { console.error(`${NAME}: ${e.stack ?? e}`); process.exitCode = 1; });
