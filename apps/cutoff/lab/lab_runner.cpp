@@ -617,10 +617,10 @@ json::object ModeRun::Figures(double duration, const std::vector<Statement>& sta
 
 std::vector<ScenarioSpec> Specs(const LabOptions& o) {
   const Layers l(o.scale);
-  // Valuations per second that keep a quarter of the pool busy when each one holds a
+  // Valuations per second that keep a fifth of the pool busy when each one holds a
   // connection for the gateway's budget (cutoff); held for the whole query instead, the same
   // arrivals need more connections than there are.
-  const double base = o.rate > 0 ? o.rate : 0.25 * o.pool_size / std::chrono::duration<double>(l.gateway).count();
+  const double base = o.rate > 0 ? o.rate : 0.2 * o.pool_size / std::chrono::duration<double>(l.gateway).count();
   const double fast = 2 * base;
   const std::string chain_query = "{ warehouse(id: 1) { name stockValuation } }";
   std::vector<ScenarioSpec> all = {
