@@ -26,7 +26,7 @@ using sql::Value;
 
 namespace {
 
-std::int64_t IntParam(const Request &req, std::string_view name, std::optional<std::int64_t> fallback = {}) {
+std::int64_t IntParam(const Request& req, std::string_view name, std::optional<std::int64_t> fallback = {}) {
   auto v = req.query_param(name);
   std::int64_t n = 0;
   if (!v || v->empty()) {
@@ -46,7 +46,7 @@ Inventory::Inventory(InventoryOptions options) : options_(std::move(options)) {
 }
 Inventory::~Inventory() = default;
 
-asio::awaitable<void> Inventory::start(const Context &ctx) {
+asio::awaitable<void> Inventory::start(const Context& ctx) {
   sql::DatabaseOptions db;
   db.url = options_.db_url;
   db.driver.propagation = options_.mode == Mode::cutoff ? sql::Propagation::on : sql::Propagation::off;
@@ -60,7 +60,7 @@ asio::awaitable<void> Inventory::start(const Context &ctx) {
   fx.timeout = options_.effect_timeout;
   // The gateway reads reservations from the outbox table itself: delivery is
   // marking them.
-  fx.sink = [](const Context &, const effects::OutboxMessage &) -> asio::awaitable<void> { co_return; };
+  fx.sink = [](const Context&, const effects::OutboxMessage&) -> asio::awaitable<void> { co_return; };
   effects_ = std::make_unique<effects::Effects>(*pool_, fx);
 
   sql::Pool::Lease conn = co_await pool_->acquire(ctx);
@@ -73,7 +73,7 @@ asio::awaitable<void> Inventory::start(const Context &ctx) {
   }
 }
 
-http::ServerOptions Inventory::server_options(observe::Registry *metrics) const {
+http::ServerOptions Inventory::server_options(observe::Registry* metrics) const {
   http::ServerOptions o;
   o.metrics = metrics;
   o.bind_deadlines = options_.mode == Mode::cutoff;
@@ -81,7 +81,7 @@ http::ServerOptions Inventory::server_options(observe::Registry *metrics) const 
   return o;
 }
 
-asio::awaitable<Response> Inventory::Serve(const Context &request, Work work) {
+asio::awaitable<Response> Inventory::Serve(const Context& request, const Work& work) {
   switch (options_.mode) {
     case Mode::cutoff:
       co_return co_await work(request);
@@ -96,7 +96,7 @@ asio::awaitable<Response> Inventory::Serve(const Context &request, Work work) {
   // the service's own timeout. Both run on this request's executor (its
   // strand), so the shared state needs no lock.
   struct Pending {
-    explicit Pending(const asio::any_io_executor &ex) : wake(ex) {}
+    explicit Pending(const asio::any_io_executor& ex) : wake(ex) {}
     asio::steady_timer wake;
     std::optional<Response> response;
     std::exception_ptr error;
@@ -107,7 +107,7 @@ asio::awaitable<Response> Inventory::Serve(const Context &request, Work work) {
   pending->wake.expires_after(options_.own_timeout);
   asio::co_spawn(
       ex,
-      [work = std::move(work), ctx = base_.with_values(request.values())]() -> asio::awaitable<Response> {
+      [work, ctx = base_.with_values(request.values())]() -> asio::awaitable<Response> {
         co_return co_await work(ctx);
       },
       [pending](std::exception_ptr error, Response response) {
@@ -127,7 +127,7 @@ asio::awaitable<Response> Inventory::Serve(const Context &request, Work work) {
   co_return std::move(*pending->response);
 }
 
-asio::awaitable<sql::Pool::Lease> Inventory::Acquire(const Context &ctx) {
+asio::awaitable<sql::Pool::Lease> Inventory::Acquire(const Context& ctx) {
   if (options_.mode == Mode::timeouts) {
     const Context checkout = ctx.with_timeout(options_.own_timeout);
     co_return co_await pool_->acquire(checkout);
@@ -135,11 +135,13 @@ asio::awaitable<sql::Pool::Lease> Inventory::Acquire(const Context &ctx) {
   co_return co_await pool_->acquire(ctx);
 }
 
-void Inventory::mount(http::Server &server, observe::Registry *metrics) {
+// Each route names the function objects it hands to Serve() and Effects::run(): g++ 12 destroys
+// a temporary in a co_await expression twice (a lambda with a string inside crashed it).
+void Inventory::mount(http::Server& server, observe::Registry* metrics) {
   if (metrics) sql::register_pool_metrics(*metrics, *pool_, "inventory");
   // The service's declared budget (bound only under `cutoff`; see
   // server_options()).
-  auto route = [this](const char *name) {
+  auto route = [this](const char* name) {
     http::RouteOptions o;
     o.name = name;
     o.budget = options_.own_timeout;
@@ -148,64 +150,68 @@ void Inventory::mount(http::Server &server, observe::Registry *metrics) {
 
   server.route(
       "GET", "/warehouses",
-      [this](const Request &, const Context &rctx) -> asio::awaitable<Response> {
-        co_return co_await Serve(rctx, [this](const Context &ctx) -> asio::awaitable<Response> {
+      [this](const Request&, const Context& rctx) -> asio::awaitable<Response> {
+        const Work work = [this](const Context& ctx) -> asio::awaitable<Response> {
           sql::Pool::Lease conn = co_await Acquire(ctx);
           co_return Response::json(200, co_await list_warehouses(*conn, ctx));
-        });
+        };
+        co_return co_await Serve(rctx, work);
       },
       route("inventory.warehouses"));
 
   server.route(
       "GET", "/bins",
-      [this](const Request &req, const Context &rctx) -> asio::awaitable<Response> {
+      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
         const std::int64_t warehouse = IntParam(req, "warehouse");
         const std::int64_t first = std::clamp<std::int64_t>(IntParam(req, "first", 10), 0, 1000);
-        co_return co_await Serve(rctx, [this, warehouse, first](const Context &ctx) -> asio::awaitable<Response> {
+        const Work work = [this, warehouse, first](const Context& ctx) -> asio::awaitable<Response> {
           sql::Pool::Lease conn = co_await Acquire(ctx);
           co_return Response::json(200, co_await list_bins(*conn, ctx, warehouse, first));
-        });
+        };
+        co_return co_await Serve(rctx, work);
       },
       route("inventory.bins"));
 
   server.route(
       "GET", "/bin",
-      [this](const Request &req, const Context &rctx) -> asio::awaitable<Response> {
+      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
         const std::int64_t id = IntParam(req, "id");
-        co_return co_await Serve(rctx, [this, id](const Context &ctx) -> asio::awaitable<Response> {
+        const Work work = [this, id](const Context& ctx) -> asio::awaitable<Response> {
           sql::Pool::Lease conn = co_await Acquire(ctx);
           std::string bin = co_await get_bin(*conn, ctx, id);
           if (bin.empty()) throw Error(ErrorCode::not_found, "no bin " + std::to_string(id), ctx.request_id());
           co_return Response::json(200, std::move(bin));
-        });
+        };
+        co_return co_await Serve(rctx, work);
       },
       route("inventory.bin"));
 
   server.route(
       "GET", "/valuation",
-      [this](const Request &req, const Context &rctx) -> asio::awaitable<Response> {
+      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
         const std::int64_t warehouse = IntParam(req, "warehouse");
-        co_return co_await Serve(rctx, [this, warehouse](const Context &ctx) -> asio::awaitable<Response> {
+        const Work work = [this, warehouse](const Context& ctx) -> asio::awaitable<Response> {
           sql::Pool::Lease conn = co_await Acquire(ctx);
           co_return Response::json(200, co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps));
-        });
+        };
+        co_return co_await Serve(rctx, work);
       },
       route("inventory.valuation"));
 
   server.route(
       "POST", "/reservations",
-      [this](const Request &req, const Context &rctx) -> asio::awaitable<Response> {
+      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
         json::error_code ec;
         json::value body = json::parse(req.body, ec);
-        const json::object *o = ec ? nullptr : body.if_object();
-        const json::value *bin = o ? o->if_contains("binId") : nullptr;
-        const json::value *qty = o ? o->if_contains("qty") : nullptr;
-        auto as_int = [](const json::value *v) -> std::optional<std::int64_t> {
+        const json::object* o = ec ? nullptr : body.if_object();
+        const json::value* bin = o ? o->if_contains("binId") : nullptr;
+        const json::value* qty = o ? o->if_contains("qty") : nullptr;
+        auto as_int = [](const json::value* v) -> std::optional<std::int64_t> {
           if (!v) return std::nullopt;
           if (v->is_int64()) return v->as_int64();
           if (v->is_string()) {
             std::int64_t n = 0;
-            const auto &s = v->as_string();
+            const auto& s = v->as_string();
             auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), n);
             if (err == std::errc() && end == s.data() + s.size()) return n;
           }
@@ -221,38 +227,35 @@ void Inventory::mount(http::Server &server, observe::Registry *metrics) {
         er.idempotency_key = std::string(req.headers.get("Idempotency-Key").value_or(""));
         er.fingerprint = std::to_string(*bin_id) + ":" + std::to_string(*amount);
         const std::int64_t b = *bin_id, n = *amount;
-        co_return co_await Serve(
-            rctx, [this, er = std::move(er), b, n](const Context &ctx) -> asio::awaitable<Response> {
-              effects::EffectOutcome out =
-                  co_await effects_->run(ctx, er, [b, n](effects::Effect &fx) -> asio::awaitable<std::string> {
-                    std::vector<Value> p{n, b};
-                    sql::Result r = co_await fx.execute(
-                        "update bin set reserved = reserved + $1 where id = $2 "
-                        "and qty - reserved >= $1 returning qty, reserved",
-                        p);
-                    if (r.size() == 0)
-                      throw Error(ErrorCode::invalid_argument, "bin " + std::to_string(b) +
-                                                                   " does not exist or has fewer than " +
-                                                                   std::to_string(n) + " available");
-                    const std::string change = "{\"binId\":" + std::to_string(b) +
-                                               ",\"qty\":" + std::to_string(r[0].get<std::int64_t>("qty")) +
-                                               ",\"reserved\":" + std::to_string(r[0].get<std::int64_t>("reserved")) +
-                                               "}";
-                    co_await fx.publish("stock.changed", change);
-                    co_return change;
-                  });
-              json::object answer = json::parse(out.result).as_object();
-              answer["replayed"] = out.replayed;
-              co_return Response::json(200, json::serialize(answer));
-            });
+        const effects::EffectBody reserve = [b, n](effects::Effect& fx) -> asio::awaitable<std::string> {
+          std::vector<Value> p{n, b};
+          sql::Result r = co_await fx.execute(
+              "update bin set reserved = reserved + $1 where id = $2 and qty - reserved >= $1 returning qty, reserved",
+              p);
+          if (r.size() == 0)
+            throw Error(ErrorCode::invalid_argument, "bin " + std::to_string(b) + " does not exist or has fewer than " +
+                                                         std::to_string(n) + " available");
+          const std::string change = "{\"binId\":" + std::to_string(b) +
+                                     ",\"qty\":" + std::to_string(r[0].get<std::int64_t>("qty")) +
+                                     ",\"reserved\":" + std::to_string(r[0].get<std::int64_t>("reserved")) + "}";
+          co_await fx.publish("stock.changed", change);
+          co_return change;
+        };
+        const Work work = [this, er = std::move(er), reserve](const Context& ctx) -> asio::awaitable<Response> {
+          effects::EffectOutcome out = co_await effects_->run(ctx, er, reserve);
+          json::object answer = json::parse(out.result).as_object();
+          answer["replayed"] = out.replayed;
+          co_return Response::json(200, json::serialize(answer));
+        };
+        co_return co_await Serve(rctx, work);
       },
       route("inventory.reserve"));
 
   server.route(
       "GET", "/stock-changes",
-      [this](const Request &req, const Context &rctx) -> asio::awaitable<Response> {
+      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
         const std::int64_t after = IntParam(req, "after", 0);
-        co_return co_await Serve(rctx, [this, after](const Context &ctx) -> asio::awaitable<Response> {
+        const Work work = [this, after](const Context& ctx) -> asio::awaitable<Response> {
           std::vector<Value> p{after};
           sql::Pool::Lease conn = co_await Acquire(ctx);
           sql::Result r = co_await conn->execute(ctx,
@@ -269,7 +272,8 @@ void Inventory::mount(http::Server &server, observe::Registry *metrics) {
           }
           out += ']';
           co_return Response::json(200, std::move(out));
-        });
+        };
+        co_return co_await Serve(rctx, work);
       },
       route("inventory.stock_changes"));
 }

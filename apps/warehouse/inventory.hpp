@@ -89,7 +89,7 @@ class Inventory {
  private:
   using Work = std::function<boost::asio::awaitable<http::Response>(const Context&)>;
   // Runs a handler's work as the mode says (see the top of this file).
-  boost::asio::awaitable<http::Response> Serve(const Context& request, Work work);
+  boost::asio::awaitable<http::Response> Serve(const Context& request, const Work& work);
   // A pooled connection for `ctx`'s work: under `timeouts`, with the service's own timeout.
   boost::asio::awaitable<sql::Pool::Lease> Acquire(const Context& ctx);
 

@@ -26,6 +26,7 @@ export async function startService(cutoff, args, { timeoutMs = 15000, name = arg
     url,
     child,
     exited,
+    stdout: () => stdout,
     stderr: () => stderr,
     logLines: () => stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)),
     async stop() {

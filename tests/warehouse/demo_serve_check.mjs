@@ -1,0 +1,105 @@
+// `cutoff demo serve` end to end: the reference warehouse services in one process, on SQLite.
+//
+// - The gateway answers the warehouse query within its budget; stockValuation is cut by its
+//   @budget cap for the big warehouses (DEADLINE_EXCEEDED at the field's path) and answered for
+//   the small ones, and the bins are there: a partial response.
+// - reserveStock with an idempotency key reserves once: the repeat returns the stored answer
+//   (replayed: true) and the bin's stock moved once.
+// - The stockChanged subscription (graphql-transport-ws) delivers a reservation as it happens.
+// - GraphiQL is served at /graphiql; both services serve /metrics.
+// - SIGINT stops both cleanly (exit 0).
+//
+//   node tests/warehouse/demo_serve_check.mjs --cutoff build/bin/cutoff
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { startService } from '../support/service.mjs';
+
+const { values } = parseArgs({ options: { cutoff: { type: 'string' } } });
+if (!values.cutoff) {
+  console.error('usage: demo_serve_check.mjs --cutoff PATH');
+  process.exit(2);
+}
+const dir = mkdtempSync(join(tmpdir(), 'cutoff-demo-serve-'));
+const svc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
+  '--inventory-port', '0', '--valuation-ms', '400', '--valuation-cap-ms', '150', '--operation-budget-ms', '1500'],
+{ timeoutMs: 180_000 });
+const inventory = /inventory (http:\/\/[^/ ]+)/.exec(svc.stdout())[1];
+
+async function graphql(query, variables) {
+  const r = await fetch(svc.url + '/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: r.status, body: await r.json() };
+}
+
+let failed = false;
+try {
+  // 1. A partial response: big valuations cut by their cap, the small ones and the bins there.
+  const started = performance.now();
+  const { status, body } = await graphql('{ warehouses { id name stockValuation bins(first: 2) { id qty } } }');
+  const took = performance.now() - started;
+  assert.equal(status, 200);
+  assert.equal(body.data.warehouses.length, 8);
+  const cut = body.errors.filter((e) => e.extensions.code === 'DEADLINE_EXCEEDED').map((e) => e.path.join('.'));
+  assert.ok(cut.includes('warehouses.0.stockValuation'), `warehouse 1's valuation is cut: ${JSON.stringify(body.errors)}`);
+  assert.equal(body.data.warehouses[0].stockValuation, null);
+  assert.equal(typeof body.data.warehouses[3].stockValuation, 'number', 'the smallest warehouse is valued');
+  assert.ok(body.data.warehouses.every((w) => w.bins && w.bins.length === 2), 'every warehouse has its bins');
+  assert.ok(took < 1500, `answered within the operation budget (${Math.round(took)} ms)`);
+  console.log(`ok   partial response in ${Math.round(took)} ms: cut ${cut.join(', ')}`);
+
+  // 2. A subscription sees the reservation; the reservation is idempotent.
+  const client = createClient({ url: svc.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket,
+    lazy: false, retryAttempts: 0 });
+  const changes = client.iterate({ query: 'subscription { stockChanged(binId: 7) { binId qty reserved } }' });
+  const next = changes.next();
+  await new Promise((r) => setTimeout(r, 500));  // the subscription's first poll learns where the feed is
+  const reserve = 'mutation($k: String!) { reserveStock(binId: 7, qty: 3, idempotencyKey: $k) { binId qty reserved replayed } }';
+  const first = await graphql(reserve, { k: 'demo-check-1' });
+  const again = await graphql(reserve, { k: 'demo-check-1' });
+  assert.equal(first.body.errors, undefined, JSON.stringify(first.body));
+  assert.equal(first.body.data.reserveStock.replayed, false);
+  assert.equal(again.body.data.reserveStock.replayed, true);
+  assert.equal(again.body.data.reserveStock.reserved, first.body.data.reserveStock.reserved);
+  const bin = await (await fetch(`${inventory}/bin?id=7`)).json();
+  assert.equal(bin.reserved, first.body.data.reserveStock.reserved, 'the stock moved once');
+  console.log(`ok   reserveStock twice with one key: reserved ${bin.reserved} once, the repeat replayed`);
+  const event = await Promise.race([next, new Promise((_, reject) => setTimeout(() => reject(new Error('no stockChanged event')), 5000))]);
+  assert.deepEqual(event.value.data.stockChanged, { binId: '7', qty: first.body.data.reserveStock.qty,
+    reserved: first.body.data.reserveStock.reserved });
+  await changes.return();
+  await client.dispose();
+  console.log('ok   stockChanged delivered the reservation');
+
+  // 3. GraphiQL and the metrics of both services.
+  const page = await fetch(svc.url + '/graphiql');
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /graphiql/i);
+  for (const [name, base] of [['gateway', svc.url], ['inventory', inventory]]) {
+    const text = await (await fetch(base + '/metrics')).text();
+    assert.match(text, /^cutoff_http_requests_total/m, `${name} /metrics`);
+  }
+  assert.match(await (await fetch(inventory + '/metrics')).text(), /^cutoff_pool_/m, 'the inventory pool gauges');
+  console.log('ok   GraphiQL at /graphiql, /metrics on both services');
+} catch (e) {
+  failed = true;
+  console.log(`FAIL ${e.stack ?? JSON.stringify(e)}`);
+}
+
+// 4. Ctrl-C.
+svc.child.kill('SIGINT');
+const exit = await Promise.race([svc.exited, new Promise((r) => setTimeout(() => r({ code: 'timeout' }), 10_000))]);
+if (exit.code !== 0) {
+  failed = true;
+  console.log(`FAIL SIGINT: exit ${JSON.stringify(exit)}; stderr:\n${svc.stderr()}`);
+} else {
+  console.log('ok   SIGINT stops both services (exit 0)');
+}
+process.exit(failed ? 1 : 0);
