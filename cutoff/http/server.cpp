@@ -26,6 +26,8 @@
 #include <chrono>
 #include <list>
 #include <mutex>
+#include <iterator>
+#include <new>
 #include <random>
 #include <span>
 
@@ -100,9 +102,14 @@ std::string RequestIdFor(const Request& req) {
 // 15 hex digits (60 random bits): enough to correlate logs, and short enough for the
 // string's inline buffer, so the id and its copies cost no allocation.
 std::string NewRequestId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  // splitmix64 over a per-thread sequence seeded once: ids need to be distinct, not secret,
+  // and this is a few instructions against a Mersenne twister's state update.
+  thread_local std::uint64_t sequence = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+  std::uint64_t v = (sequence += 0x9e3779b97f4a7c15ULL);
+  v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+  v ^= v >> 31;
   static constexpr char kHex[] = "0123456789abcdef";
-  std::uint64_t v = rng();
   std::string out(15, '0');
   for (int i = 14; i >= 0; --i, v >>= 4) out[i] = kHex[v & 15];
   return out;
@@ -767,14 +774,19 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
     const Context ctx = Background().with_values(std::move(values));
     res = co_await RunHandler(*route, req, ctx, failed);
   } else {
-    // Views of the fields on the stack: requests rarely carry more than 32.
-    std::array<HeaderField, 32> on_stack;
+    // Views of the fields on the stack: requests rarely carry more than 32. The slots are
+    // left unconstructed until used (initialising all 32 cost more than reading the headers).
+    union Slots {
+      Slots() noexcept {}
+      HeaderField field[32];
+    } on_stack;
     std::vector<HeaderField> on_heap;
     std::span<const HeaderField> headers;
     const auto& fields = req.headers.fields();
-    if (fields.size() <= on_stack.size()) {
-      for (std::size_t i = 0; i < fields.size(); ++i) on_stack[i] = HeaderField{fields[i].name, fields[i].value};
-      headers = std::span<const HeaderField>(on_stack.data(), fields.size());
+    if (fields.size() <= std::size(on_stack.field)) {
+      for (std::size_t i = 0; i < fields.size(); ++i)
+        new (&on_stack.field[i]) HeaderField{fields[i].name, fields[i].value};
+      headers = std::span<const HeaderField>(on_stack.field, fields.size());
     } else {
       on_heap = req.headers.views();
       headers = on_heap;

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "cutoff/core/asio.hpp"
@@ -218,14 +219,19 @@ class BasicServer : public ServerFixture {
 TEST_F(BasicServer, ServesRoutesWithKeepAlive) {
   Start();
   auto s = Connect();
+  std::set<std::string> ids;
   for (int i = 0; i < 3; ++i) {
     bhttp::request<bhttp::string_body> req{bhttp::verb::get, "/hello?name=ann", 11};
     auto res = Send(s, std::move(req));
     EXPECT_EQ(res.result_int(), 200);
     EXPECT_EQ(res.body(), "hello ann\n");
     EXPECT_TRUE(res.keep_alive());
-    EXPECT_EQ(res["X-Request-Id"].size(), 15u);
+    const std::string id(res["X-Request-Id"]);
+    EXPECT_EQ(id.size(), 15u);
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+    ids.insert(id);
   }
+  EXPECT_EQ(ids.size(), 3u);  // a new id for each request
   bhttp::request<bhttp::string_body> post{bhttp::verb::post, "/echo", 11};
   post.body() = "payload";
   EXPECT_EQ(Send(s, std::move(post)).body(), "payload");
