@@ -18,18 +18,13 @@
 //   -h, --help           this text
 //
 // Exit status: 0 when the page passes, 1 when it does not (with the reason), 2 for bad usage.
-import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { endBrowser, runAsMain, UsageError, usageText } from '../support/browser_check.mjs';
 
 const NAME = 'graphiql_check';
 
-export class UsageError extends Error {}
 
-export function usage() {
-  return readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(0, 20)
-    .map((l) => l.replace(/^\/\/ ?/, '')).join('\n');
-}
+export const usage = () => usageText(import.meta.url, 20);
 
 export function parseCheckArgs(argv) {
   let values;
@@ -195,31 +190,8 @@ export async function runCheck({ url, query, expectCode, screenshot, timeoutMs, 
     if (consoleErrors.length) log.error(`${NAME}: console errors: ${consoleErrors.join(' | ')}`);
     return false;
   } finally {
-    if (page && screenshot) {
-      await page.screenshot({ path: screenshot, timeout: 10000 })
-        .then(() => log.log(`${NAME}: screenshot in ${screenshot}`))
-        .catch((e) => log.error(`${NAME}: no screenshot: ${e.message.split('\n')[0]}`));
-    }
-    if (browser) await browser.close().catch(() => {});
+    await endBrowser({ name: NAME, page, browser, screenshot, fullPage: false, timeoutMs: 10000, log });
   }
 }
 
-async function main() {
-  let options;
-  try {
-    options = parseCheckArgs(process.argv.slice(2));
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    console.error(`${NAME}: ${e.message} (try --help)`);
-    process.exit(2);
-  }
-  if (options.help) {
-    console.log(usage());
-    process.exit(0);
-  }
-  process.exit((await runCheck(options)) ? 0 : 1);
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((e) => { console.error(`${NAME}: ${e.stack ?? e}`); process.exit(1); });
-}
+runAsMain(import.meta.url, { name: NAME, parse: parseCheckArgs, usage, run: (options) => runCheck(options) });

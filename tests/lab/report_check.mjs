@@ -27,17 +27,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { endBrowser, runAsMain, UsageError, usageText } from '../support/browser_check.mjs';
 import { sampleResults } from './sample_results.mjs';
 
 const NAME = 'lab_report_check';
 
-class UsageError extends Error {}
 class CheckFailure extends Error {}
 
-function usage() {
-  return readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(0, 23)
-    .map((l) => l.replace(/^\/\/ ?/, '')).join('\n');
-}
+const usage = () => usageText(import.meta.url, 23);
 
 function parseCheckArgs(argv) {
   let values;
@@ -370,31 +367,8 @@ export async function runCheck({ cutoff, screenshot, keep, results: given, timeo
     if (failedRequests.length) log.error(`${NAME}: failed requests: ${failedRequests.join(', ')}`);
     return false;
   } finally {
-    if (page && screenshot) {
-      await page.screenshot({ path: screenshot, fullPage: true, timeout: 15000 })
-        .then(() => log.log(`${NAME}: screenshot in ${screenshot}`))
-        .catch((e) => log.error(`${NAME}: no screenshot: ${e.message.split('\n')[0]}`));
-    }
-    if (browser) await browser.close().catch(() => {});
+    await endBrowser({ name: NAME, page, browser, screenshot, fullPage: true, timeoutMs: 15000, log });
   }
 }
 
-async function main() {
-  let options;
-  try {
-    options = parseCheckArgs(process.argv.slice(2));
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    console.error(`${NAME}: ${e.message} (try --help)`);
-    process.exit(2);
-  }
-  if (options.help) {
-    console.log(usage());
-    process.exit(0);
-  }
-  process.exit((await runCheck(options)) ? 0 : 1);
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((e) => { console.error(`${NAME}: ${e.stack ?? e}`); process.exit(1); });
-}
+runAsMain(import.meta.url, { name: NAME, parse: parseCheckArgs, usage, run: (options) => runCheck(options) });
