@@ -9,14 +9,14 @@
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
-#include "cutoff/resilience/internal/wakeup.hpp"
+#include "cutoff/core/internal/wake_signal.hpp"
 
 namespace cutoff::resilience {
 
 namespace asio = boost::asio;
 
 // A queued caller. `granted` is set under Bulkhead::mu_ by whoever hands it a slot.
-struct Bulkhead::Waiter : internal::Wakeup {
+struct Bulkhead::Waiter : cutoff::internal::WakeSignal {
   bool granted = false;
 };
 
@@ -104,7 +104,7 @@ void Bulkhead::Release() noexcept {
     }
     PublishLocked();
   }
-  if (next) next->wake();
+  if (next) next->Signal();
 }
 
 asio::awaitable<Bulkhead::Permit> Bulkhead::acquire(const Context& ctx) { return Acquire(this, ctx); }
@@ -137,9 +137,9 @@ asio::awaitable<Bulkhead::Permit> Bulkhead::Acquire(Bulkhead* self, Context ctx)
   QueueGuard guard(self, waiter);
   if (ctx.bound()) {
     using namespace asio::experimental::awaitable_operators;
-    co_await (waiter->wait() || async_wait_stop(ctx, asio::as_tuple(asio::use_awaitable)));
+    co_await (waiter->Wait() || async_wait_stop(ctx, asio::as_tuple(asio::use_awaitable)));
   } else {
-    co_await waiter->wait();
+    co_await waiter->Wait();
   }
   bool admitted = false;
   {

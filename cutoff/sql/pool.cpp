@@ -10,14 +10,14 @@
 #include <exception>
 
 #include "cutoff/core/asio.hpp"
-#include "cutoff/sql/internal/wake_signal.hpp"
+#include "cutoff/core/internal/wake_signal.hpp"
 
 namespace cutoff::sql {
 
 namespace asio = boost::asio;
 
 // A caller queued for a connection, woken by a grant (from whichever thread released one).
-struct Pool::Waiter : internal::WakeSignal {
+struct Pool::Waiter : cutoff::internal::WakeSignal {
   std::unique_ptr<Connection> conn;  // a clean idle connection handed over
   bool permit = false;               // or the right to open a new one
   bool granted = false;              // guarded by Pool::mu_

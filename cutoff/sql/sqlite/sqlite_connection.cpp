@@ -19,7 +19,7 @@
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/sql/comment.hpp"
 #include "cutoff/sql/database_error.hpp"
-#include "cutoff/sql/internal/wake_signal.hpp"
+#include "cutoff/core/internal/wake_signal.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -134,7 +134,7 @@ struct Worker {
 // One trip to the worker and back. The worker (or, with propagation off, the stop) finishes
 // the call and wakes the coroutine; the call holds no Asio object, so whichever thread drops
 // the last reference may do so.
-struct Call : internal::WakeSignal {
+struct Call : cutoff::internal::WakeSignal {
   // First caller wins; returns false if the call had already finished or been abandoned.
   bool Finish(bool abandon) {
     {

@@ -4,13 +4,15 @@
 // The waiting coroutine keeps its timer in its own frame; the signal only points at it while
 // the coroutine waits. So a thread (an SQLite worker, a pool releasing a connection) can hold
 // the signal for as long as it likes: it never destroys an Asio object, never touches one off
-// its executor, and never posts to an executor whose waiter is gone.
+// its executor, and never posts to an executor whose waiter is gone. Used by the SQL pool and
+// the SQLite driver (a connection or a statement's result handed over) and by the bulkhead (a
+// slot handed over).
 //
 //   auto signal = std::make_shared<WakeSignal>();
 //   std::thread([signal] { do_work(); signal->Signal(); }).detach();
 //   bool woken = co_await signal->Wait();  // false: the wait was cancelled through Asio
-#ifndef CUTOFF_SQL_INTERNAL_WAKE_SIGNAL_HPP_
-#define CUTOFF_SQL_INTERNAL_WAKE_SIGNAL_HPP_
+#ifndef CUTOFF_CORE_INTERNAL_WAKE_SIGNAL_HPP_
+#define CUTOFF_CORE_INTERNAL_WAKE_SIGNAL_HPP_
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -22,7 +24,7 @@
 #include <memory>
 #include <mutex>
 
-namespace cutoff::sql::internal {
+namespace cutoff::internal {
 
 class WakeSignal : public std::enable_shared_from_this<WakeSignal> {
  public:
@@ -77,6 +79,6 @@ class WakeSignal : public std::enable_shared_from_this<WakeSignal> {
   boost::asio::any_io_executor executor_;
 };
 
-}  // namespace cutoff::sql::internal
+}  // namespace cutoff::internal
 
-#endif  // CUTOFF_SQL_INTERNAL_WAKE_SIGNAL_HPP_
+#endif  // CUTOFF_CORE_INTERNAL_WAKE_SIGNAL_HPP_
