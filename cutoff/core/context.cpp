@@ -92,6 +92,10 @@ Context Context::with_values(RequestValues values) const {
   return Context(state_, std::make_shared<const RequestValues>(std::move(values)), timers_);
 }
 
+Context Context::with_values(std::shared_ptr<const RequestValues> values) const {
+  return Context(state_, std::move(values), timers_);
+}
+
 Context Context::with_request_id(std::string id) const {
   RequestValues v = values();
   v.request_id = std::move(id);

@@ -108,6 +108,8 @@ class Context {
 
   // Replace request values; the stop state is shared with this context.
   Context with_values(RequestValues values) const;
+  // The same with values already allocated (a server reusing one set per connection).
+  Context with_values(std::shared_ptr<const RequestValues> values) const;
   Context with_request_id(std::string id) const;
   Context with_operation(std::string name) const;
   Context with_trace(TraceContext trace) const;

@@ -224,6 +224,19 @@ TEST_F(ContextTest, ValuesAreSharedAndCopyOnWrite) {
   EXPECT_TRUE(relabeled.stop_requested());
 }
 
+TEST_F(ContextTest, ValuesAllocatedByTheCallerAreSharedNotCopied) {
+  auto values = std::make_shared<RequestValues>();
+  values->request_id = "r7";
+  auto timed = root_.with_timeout(10ms);
+  auto ctx = timed.with_values(std::shared_ptr<const RequestValues>(values));
+  EXPECT_EQ(&ctx.values(), values.get());
+  EXPECT_EQ(ctx.request_id(), "r7");
+  EXPECT_EQ(values.use_count(), 2);  // the caller can tell when nobody else holds them
+  Advance(10ms);
+  EXPECT_TRUE(ctx.stop_requested());  // the stop state is still the parent's
+  EXPECT_EQ(root_.with_values(std::shared_ptr<const RequestValues>()).request_id(), "");
+}
+
 TEST_F(ContextTest, DestroyedContextsDisarmTheirTimers) {
   {
     auto a = root_.with_timeout(10ms);

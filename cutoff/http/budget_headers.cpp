@@ -195,9 +195,13 @@ std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_v
   return std::chrono::time_point_cast<SysClock::duration>(whole) + duration_cast<SysClock::duration>(fraction);
 }
 
-InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const BudgetPolicy& policy,
-                                   std::chrono::system_clock::time_point now) {
+namespace {
+
+// `wall_clock()` gives local wall-clock time; it is called only for X-Request-Deadline.
+template <typename WallClock>
+InboundBudget ParseInbound(std::span<const HeaderField> headers, const BudgetPolicy& policy, WallClock wall_clock) {
   InboundBudget out;
+  std::optional<std::chrono::system_clock::time_point> wall_now;
   out.budget = std::max(policy.max_budget, Duration::zero());
   std::string_view first_value[5] = {};  // by Kind: the first value seen, to spot conflicts
   bool seen[5] = {};
@@ -213,6 +217,8 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
       case Kind::request_deadline: {
         const auto when = parse_rfc3339(h.value);
         if (!when) break;
+        if (!wall_now) wall_now = wall_clock();  // read once, and only when needed
+        const std::chrono::system_clock::time_point now = *wall_now;
         // Differences beyond ~95 years are skew under any policy, and would overflow below.
         const auto whole_seconds = std::chrono::floor<std::chrono::seconds>(*when).time_since_epoch().count() -
                                    std::chrono::floor<std::chrono::seconds>(now).time_since_epoch().count();
@@ -264,6 +270,18 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
     }
   }
   return out;
+}
+
+}  // namespace
+
+InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const BudgetPolicy& policy,
+                                   std::chrono::system_clock::time_point now) {
+  return ParseInbound(headers, policy, [now] { return now; });
+}
+
+InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const BudgetPolicy& policy,
+                                   std::chrono::system_clock::time_point (*wall_clock)()) {
+  return ParseInbound(headers, policy, wall_clock);
 }
 
 std::optional<std::string> format_budget_ms(Deadline deadline, const Clock& clock) {

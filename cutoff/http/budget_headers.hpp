@@ -92,6 +92,10 @@ struct InboundBudget {
 // `now` is local wall-clock time, used only for X-Request-Deadline.
 InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const BudgetPolicy& policy,
                                    std::chrono::system_clock::time_point now);
+// The same, reading the wall clock (e.g. std::chrono::system_clock::now) only when an
+// X-Request-Deadline header needs it: the server's per-request path.
+InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const BudgetPolicy& policy,
+                                   std::chrono::system_clock::time_point (*wall_clock)());
 
 // The outbound `Deadline-Budget-Ms` value: milliseconds left rounded up, or nullopt when the
 // deadline has passed (then the call must not be sent) or when there is no deadline.

@@ -224,6 +224,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool close_after = false;  // answer the current request, then close
   std::optional<CancelSource> source;
   std::shared_ptr<ResponseMark> response;  // the current (or last) request's
+  std::shared_ptr<RequestValues> values;   // the current (or last) request's, reused when free
 
   void SetIoDeadline(Duration timeout) {
     io_timed_out = false;
@@ -345,15 +346,14 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   void CountRequest(RouteEntry* route, int status, Duration took) {
     if (!requests) return;
     if (status < kFirstStatus || status > kLastStatus) status = 500;
-    const std::string name = route ? RouteName(*route) : std::string("unmatched");
     if (!route) {
-      requests->with({name, std::to_string(status)}).inc();
+      requests->with({"unmatched", std::to_string(status)}).inc();
       return;
     }
     auto& slot = (*route->by_status)[status - kFirstStatus];
     observe::Counter* counter = slot.load(std::memory_order_acquire);
-    if (!counter) {
-      counter = &requests->with({name, std::to_string(status)});
+    if (!counter) {  // the first request of this route with this status
+      counter = &requests->with({RouteName(*route), std::to_string(status)});
       slot.store(counter, std::memory_order_release);
     }
     counter->inc();
@@ -743,13 +743,21 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
 asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, RouteEntry* route, Request& req,
                                                                 std::chrono::steady_clock::time_point started) {
   const std::string operation = RouteName(*route);
-  RequestValues values;
+  // The request's values, and the mark set when its response is written (or abandoned):
+  // backends still working for the request after that record it as orphaned work. Both are
+  // the connection's, reused when nothing from the previous request still holds them (only
+  // this strand can share them, so a count of one cannot change under us).
+  if (!c.values || c.values.use_count() != 1) {
+    c.values = std::make_shared<RequestValues>();
+  } else {
+    c.values->response.reset();
+    c.values->commits.reset();
+    c.values->trace.traceparent.clear();
+    c.values->trace.tracestate.clear();
+  }
+  RequestValues& values = *c.values;
   values.request_id = RequestIdFor(req);
   values.operation = operation;
-  // Marked when the response is written (or abandoned): backends still working for the
-  // request after that record it as orphaned work.
-  // The connection's mark is reused when nothing from the previous request still holds it
-  // (only this strand can share it, so a count of one cannot change under us).
   if (!c.response || c.response.use_count() != 1) c.response = std::make_shared<ResponseMark>();
   c.response->reset();
   values.response = c.response;
@@ -771,7 +779,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   StopReason stop = StopReason::none;
   const bool bind = options.bind_deadlines && route->options.bind_deadline;
   if (!bind) {
-    const Context ctx = Background().with_values(std::move(values));
+    const Context ctx = Background().with_values(std::shared_ptr<const RequestValues>(c.values));
     res = co_await RunHandler(*route, req, ctx, failed);
   } else {
     // Views of the fields on the stack: requests rarely carry more than 32. The slots are
@@ -791,7 +799,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
       on_heap = req.headers.views();
       headers = on_heap;
     }
-    const InboundBudget inbound = parse_inbound_budget(headers, options.budget, std::chrono::system_clock::now());
+    const InboundBudget inbound = parse_inbound_budget(headers, options.budget, &std::chrono::system_clock::now);
     ReportRejections(inbound, request_id);
     budget = inbound.budget;
     if (route->options.budget) budget = std::min(*budget, *route->options.budget);
@@ -806,7 +814,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
       res = ErrorResponse(ErrorCode::deadline_exceeded, "the request's budget was already spent on arrival",
                           request_id);
     } else {
-      const Context base = Background().with_values(std::move(values));
+      const Context base = Background().with_values(std::shared_ptr<const RequestValues>(c.values));
       auto [ctx, source] = base.with_cancel(Deadline::after(*budget, base.clock()));
       c.busy = true;
       c.source = source;
