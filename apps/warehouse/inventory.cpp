@@ -148,55 +148,51 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
     return o;
   };
 
-  server.route(
-      "GET", "/warehouses",
-      [this](const Request&, const Context& rctx) -> asio::awaitable<Response> {
-        const Work work = [this](const Context& ctx) -> asio::awaitable<Response> {
-          sql::Pool::Lease conn = co_await Acquire(ctx);
-          co_return Response::json(200, co_await list_warehouses(*conn, ctx));
-        };
-        co_return co_await Serve(rctx, work);
-      },
-      route("inventory.warehouses"));
+  // A route whose handler reads its parameters, then returns the work to run as the mode says.
+  auto mount_work = [&](const char* method, const char* path, const char* name,
+                        std::function<Work(const Request&)> prepare) {
+    server.route(
+        method, path,
+        [this, prepare = std::move(prepare)](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+          const Work work = prepare(req);
+          co_return co_await Serve(rctx, work);
+        },
+        route(name));
+  };
 
-  server.route(
-      "GET", "/bins",
-      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
-        const std::int64_t warehouse = IntParam(req, "warehouse");
-        const std::int64_t first = std::clamp<std::int64_t>(IntParam(req, "first", 10), 0, 1000);
-        const Work work = [this, warehouse, first](const Context& ctx) -> asio::awaitable<Response> {
-          sql::Pool::Lease conn = co_await Acquire(ctx);
-          co_return Response::json(200, co_await list_bins(*conn, ctx, warehouse, first));
-        };
-        co_return co_await Serve(rctx, work);
-      },
-      route("inventory.bins"));
+  mount_work("GET", "/warehouses", "inventory.warehouses", [this](const Request&) -> Work {
+    return [this](const Context& ctx) -> asio::awaitable<Response> {
+      sql::Pool::Lease conn = co_await Acquire(ctx);
+      co_return Response::json(200, co_await list_warehouses(*conn, ctx));
+    };
+  });
 
-  server.route(
-      "GET", "/bin",
-      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
-        const std::int64_t id = IntParam(req, "id");
-        const Work work = [this, id](const Context& ctx) -> asio::awaitable<Response> {
-          sql::Pool::Lease conn = co_await Acquire(ctx);
-          std::string bin = co_await get_bin(*conn, ctx, id);
-          if (bin.empty()) throw Error(ErrorCode::not_found, "no bin " + std::to_string(id), ctx.request_id());
-          co_return Response::json(200, std::move(bin));
-        };
-        co_return co_await Serve(rctx, work);
-      },
-      route("inventory.bin"));
+  mount_work("GET", "/bins", "inventory.bins", [this](const Request& req) -> Work {
+    const std::int64_t warehouse = IntParam(req, "warehouse");
+    const std::int64_t first = std::clamp<std::int64_t>(IntParam(req, "first", 10), 0, 1000);
+    return [this, warehouse, first](const Context& ctx) -> asio::awaitable<Response> {
+      sql::Pool::Lease conn = co_await Acquire(ctx);
+      co_return Response::json(200, co_await list_bins(*conn, ctx, warehouse, first));
+    };
+  });
 
-  server.route(
-      "GET", "/valuation",
-      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
-        const std::int64_t warehouse = IntParam(req, "warehouse");
-        const Work work = [this, warehouse](const Context& ctx) -> asio::awaitable<Response> {
-          sql::Pool::Lease conn = co_await Acquire(ctx);
-          co_return Response::json(200, co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps));
-        };
-        co_return co_await Serve(rctx, work);
-      },
-      route("inventory.valuation"));
+  mount_work("GET", "/bin", "inventory.bin", [this](const Request& req) -> Work {
+    const std::int64_t id = IntParam(req, "id");
+    return [this, id](const Context& ctx) -> asio::awaitable<Response> {
+      sql::Pool::Lease conn = co_await Acquire(ctx);
+      std::string bin = co_await get_bin(*conn, ctx, id);
+      if (bin.empty()) throw Error(ErrorCode::not_found, "no bin " + std::to_string(id), ctx.request_id());
+      co_return Response::json(200, std::move(bin));
+    };
+  });
+
+  mount_work("GET", "/valuation", "inventory.valuation", [this](const Request& req) -> Work {
+    const std::int64_t warehouse = IntParam(req, "warehouse");
+    return [this, warehouse](const Context& ctx) -> asio::awaitable<Response> {
+      sql::Pool::Lease conn = co_await Acquire(ctx);
+      co_return Response::json(200, co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps));
+    };
+  });
 
   server.route(
       "POST", "/reservations",
@@ -251,31 +247,27 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
       },
       route("inventory.reserve"));
 
-  server.route(
-      "GET", "/stock-changes",
-      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
-        const std::int64_t after = IntParam(req, "after", 0);
-        const Work work = [this, after](const Context& ctx) -> asio::awaitable<Response> {
-          std::vector<Value> p{after};
-          sql::Pool::Lease conn = co_await Acquire(ctx);
-          sql::Result r = co_await conn->execute(ctx,
-                                                 "select id, payload from " + effects_->outbox_table() +
-                                                     " where topic = 'stock.changed' and id > $1 order by id "
-                                                     "limit 100",
-                                                 p);
-          std::string out = "[";
-          for (std::size_t i = 0; i < r.size(); ++i) {
-            if (i) out += ',';
-            json::object change = json::parse(r[i].get<std::string>("payload")).as_object();
-            change["id"] = r[i].get<std::int64_t>("id");
-            out += json::serialize(change);
-          }
-          out += ']';
-          co_return Response::json(200, std::move(out));
-        };
-        co_return co_await Serve(rctx, work);
-      },
-      route("inventory.stock_changes"));
+  mount_work("GET", "/stock-changes", "inventory.stock_changes", [this](const Request& req) -> Work {
+    const std::int64_t after = IntParam(req, "after", 0);
+    return [this, after](const Context& ctx) -> asio::awaitable<Response> {
+      std::vector<Value> p{after};
+      sql::Pool::Lease conn = co_await Acquire(ctx);
+      sql::Result r = co_await conn->execute(ctx,
+                                             "select id, payload from " + effects_->outbox_table() +
+                                                 " where topic = 'stock.changed' and id > $1 order by id "
+                                                 "limit 100",
+                                             p);
+      std::string out = "[";
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        if (i) out += ',';
+        json::object change = json::parse(r[i].get<std::string>("payload")).as_object();
+        change["id"] = r[i].get<std::int64_t>("id");
+        out += json::serialize(change);
+      }
+      out += ']';
+      co_return Response::json(200, std::move(out));
+    };
+  });
 }
 
 }  // namespace cutoff::warehouse
