@@ -23,7 +23,7 @@ export function usageText(moduleUrl, lines) {
 // UsageError exits 2; {help: true} prints usage() and exits 0), then run(options) and exit 0
 // when it returns true, 1 otherwise (or when it throws).
 export function runAsMain(moduleUrl, { name, parse, usage, run }) {
-  if (moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
   (async () => {
     let options;
     try {
