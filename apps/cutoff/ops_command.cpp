@@ -29,6 +29,7 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/http/client.hpp"
+#include "cutoff/http/error_document.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/ops/catalog.hpp"
@@ -153,14 +154,8 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
         PrintOut(res.body);
       } else {
         PrintErr(res.body.empty() ? "HTTP " + std::to_string(res.status) : res.body);
-        boost::system::error_code ec;
-        const json::value doc = json::parse(res.body, ec);
-        std::optional<ErrorCode> code;
-        if (!ec && doc.is_object())
-          if (const json::value* err = doc.as_object().if_contains("error"); err && err->is_object())
-            if (const json::value* c = err->as_object().if_contains("code"); c && c->is_string())
-              code = parse_error_code(c->as_string());
-        exit_code = code ? cli_exit_code(*code, signals.signal()) : 1;
+        const auto remote = http::parse_error_document(res.body);
+        exit_code = remote && remote->code ? cli_exit_code(*remote->code, signals.signal()) : 1;
       }
     } catch (const Error& e) {
       PrintErr(ErrorDocument(e));

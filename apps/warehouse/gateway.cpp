@@ -14,6 +14,7 @@
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 #include "cutoff/graphql/http/graphql_ws.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
+#include "cutoff/http/error_document.hpp"
 
 namespace cutoff::warehouse {
 
@@ -104,13 +105,9 @@ json::value Decode(const http::Response& r, const std::string& request_id) {
   if (r.status == 200 && !ec) return body;
   ErrorCode code = ErrorCode::unavailable;
   std::string message = "the inventory service answered " + std::to_string(r.status);
-  if (const json::object* o = ec ? nullptr : body.if_object()) {
-    if (const json::value* e = o->if_contains("error"); e && e->is_object()) {
-      if (const json::value* c = e->as_object().if_contains("code"); c && c->is_string())
-        code = parse_error_code(std::string(c->as_string())).value_or(code);
-      if (const json::value* m = e->as_object().if_contains("message"); m && m->is_string())
-        message = std::string(m->as_string());
-    }
+  if (auto remote = http::parse_error_document(r.body)) {
+    code = remote->code.value_or(code);
+    if (!remote->message.empty()) message = std::move(remote->message);
   }
   throw Error(code, message, request_id);
 }

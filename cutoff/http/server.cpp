@@ -35,6 +35,7 @@
 #include "cutoff/core/deadline_timer_service.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
+#include "cutoff/http/error_document.hpp"
 #include "cutoff/http/internal/beast_request.hpp"
 #include "cutoff/http/internal/peer_state.hpp"
 #include "cutoff/observe/deadline_metrics.hpp"
@@ -59,24 +60,12 @@ constexpr int kLastStatus = 599;
 
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
-std::string ErrorBody(std::string_view code, std::string_view message, std::string_view request_id) {
-  std::string out = "{\"error\":{\"code\":";
-  append_json_string(out, code);
-  out += ",\"message\":";
-  append_json_string(out, message);
-  if (!request_id.empty()) {
-    out += ",\"request_id\":";
-    append_json_string(out, request_id);
-  }
-  out += "}}";
-  return out;
-}
 
 Response ErrorResponse(ErrorCode code, std::string_view message, std::string_view request_id) {
   const auto& info = cutoff::info(code);
   // Internal details stay in the log; the client gets the taxonomy's summary.
   const std::string_view shown = code == ErrorCode::internal ? info.summary : message;
-  Response r = Response::json(info.http_status, ErrorBody(info.name, shown, request_id));
+  Response r = Response::json(info.http_status, error_document(info.name, shown, request_id));
   if (code == ErrorCode::deadline_exceeded) r.headers.set(kDeadlineExpiredHeader, "1");
   return r;
 }
@@ -690,7 +679,7 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
         if (status == 0) break;
         co_await asio::this_coro::reset_cancellation_state();
         CountBadRequest(ReadErrorCode(status));
-        const Response r = Response::json(status, ErrorBody(ReadErrorCode(status), ec.message(), {}));
+        const Response r = Response::json(status, error_document(ReadErrorCode(status), ec.message(), {}));
         co_await WriteResponse(*c, r, 11, /*keep_alive=*/false, false, std::chrono::seconds(2));
         break;
       }
