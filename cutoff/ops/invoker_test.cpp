@@ -22,7 +22,7 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-Duration Scaled(Duration d) { return d * cutoff::testing::TimeScale(); }
+using cutoff::testing::Scaled;
 
 std::int64_t RemainingMs(const Context& ctx) {
   return std::chrono::ceil<std::chrono::milliseconds>(ctx.remaining()).count();

@@ -3,9 +3,11 @@
 // start-up and instrumented code are several times slower there); default 1.
 //
 //   EXPECT_LT(took, 600ms * cutoff::testing::TimeScale());
+//   EXPECT_LT(took, cutoff::testing::Scaled(600ms));  // the same
 #ifndef CUTOFF_TESTING_TIME_SCALE_HPP_
 #define CUTOFF_TESTING_TIME_SCALE_HPP_
 
+#include <chrono>
 #include <cstdlib>
 
 namespace cutoff::testing {
@@ -14,6 +16,12 @@ inline int TimeScale() {
   const char* v = std::getenv("CUTOFF_TEST_TIME_SCALE");
   const int scale = v ? std::atoi(v) : 1;
   return scale > 0 ? scale : 1;
+}
+
+// `d` stretched by TimeScale().
+template <typename Rep, typename Period>
+std::chrono::duration<Rep, Period> Scaled(std::chrono::duration<Rep, Period> d) {
+  return d * TimeScale();
 }
 
 }  // namespace cutoff::testing

@@ -23,7 +23,7 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-Duration Scaled(Duration d) { return d * cutoff::testing::TimeScale(); }
+using cutoff::testing::Scaled;
 std::int64_t ScaledMs(Duration d) { return Scaled(d) / 1ms; }
 
 asio::awaitable<json::value> SleepThenReport(const Call& call) {
