@@ -10,7 +10,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <algorithm>
-#include <charconv>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -28,6 +27,7 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/client.hpp"
+#include "cutoff/http/message.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/sql/connect.hpp"
 #include "warehouse/gateway.hpp"
@@ -97,21 +97,6 @@ class StatementLog {
   std::vector<Statement> statements_;
 };
 
-std::string UrlDecode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    int hex = 0;
-    if (s[i] == '%' && i + 2 < s.size() &&
-        std::from_chars(s.data() + i + 1, s.data() + i + 3, hex, 16).ptr == s.data() + i + 3) {
-      out += static_cast<char>(hex);
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // PostgreSQL: statements as pg_stat_activity shows them, polled every few milliseconds from a
 // connection of its own. A statement ends when it is no longer seen active.
 class PgActivityWatcher {
@@ -168,7 +153,8 @@ class PgActivityWatcher {
           if (at == std::string::npos) continue;
           at += 12;
           const auto close = query.find('\'', at);
-          Seen s{UrlDecode(query.substr(at, close - at)), now, now};
+          const std::string_view raw = std::string_view(query).substr(at, close - at);  // sqlcommenter: percent-encoded
+          Seen s{http::percent_decode(raw, /*plus_is_space=*/false).value_or(std::string(raw)), now, now};
           if (auto it = seen.find(key); it != seen.end()) s.first = it->second.first;
           next[key] = s;
         }
