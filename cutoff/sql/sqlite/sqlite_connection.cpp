@@ -66,6 +66,14 @@ struct Worker {
   std::chrono::milliseconds busy_wait{5000};
   std::optional<TimePoint> busy_since;
 
+  // What the handlers check from now on: a statement's context (or the opening's).
+  void WatchUnder(CancelToken t, Deadline d, const Clock* c) {
+    token = std::move(t);
+    deadline = d;
+    clock = c;
+    busy_since.reset();
+  }
+
   std::mutex interrupt_mu;
   std::uint64_t running_seq = 0;  // the statement that a stop may interrupt; 0: none
 
@@ -369,10 +377,7 @@ class SqliteConnection final : public Connection {
         std::lock_guard lock(w->interrupt_mu);
         w->running_seq = seq;
       }
-      w->token = job->token;
-      w->deadline = job->deadline;
-      w->clock = job->clock;
-      w->busy_since.reset();
+      w->WatchUnder(job->token, job->deadline, job->clock);
       const TimePoint started = observer ? Clock::steady().now() : TimePoint();
       if (observer) observer(StatementEvent{job->request_id, started, std::nullopt});
       try {
@@ -470,10 +475,7 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
       if (options.driver.propagation == Propagation::on) {
         sqlite3_progress_handler(w->db, std::max(1, options.progress_steps), &Worker::OnProgress, w);
         sqlite3_busy_handler(w->db, &Worker::OnBusy, w);
-        w->token = token;  // the setup waits under the opening context
-        w->deadline = deadline;
-        w->clock = clock;
-        w->busy_since.reset();
+        w->WatchUnder(token, deadline, clock);  // the setup waits under the opening context
       } else {
         sqlite3_busy_timeout(w->db, static_cast<int>(options.busy_wait.count()));
       }
