@@ -1,5 +1,6 @@
 #include "cutoff/graphql/executor.hpp"
 
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -9,14 +10,14 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
-#include <atomic>
 #include <charconv>
-#include <variant>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
@@ -47,7 +48,7 @@ struct Node {
     std::int64_t i = 0;
     double d;
   };
-  std::string s;                // string, or JSON text for custom scalars
+  std::string s;               // string, or JSON text for custom scalars
   std::vector<Node> children;  // list items or object members
 };
 
@@ -63,13 +64,27 @@ void Serialize(const Node& n, std::string& out) {
     return;
   }
   switch (n.kind) {
-    case Node::Kind::null_: out += "null"; return;
-    case Node::Kind::boolean: out += n.b ? "true" : "false"; return;
-    case Node::Kind::int_: AppendInt(out, n.i); return;
-    case Node::Kind::float_: append_js_number(out, n.d); return;
-    case Node::Kind::string: append_json_string(out, n.s); return;
-    case Node::Kind::view: append_json_string(out, n.view); return;
-    case Node::Kind::json: out += n.s; return;
+    case Node::Kind::null_:
+      out += "null";
+      return;
+    case Node::Kind::boolean:
+      out += n.b ? "true" : "false";
+      return;
+    case Node::Kind::int_:
+      AppendInt(out, n.i);
+      return;
+    case Node::Kind::float_:
+      append_js_number(out, n.d);
+      return;
+    case Node::Kind::string:
+      append_json_string(out, n.s);
+      return;
+    case Node::Kind::view:
+      append_json_string(out, n.view);
+      return;
+    case Node::Kind::json:
+      out += n.s;
+      return;
     case Node::Kind::list:
       out.push_back('[');
       for (std::size_t k = 0; k < n.children.size(); ++k) {
@@ -131,8 +146,10 @@ std::string PathText(const Node* n) {
   std::string out;
   for (const auto& seg : PathOf(n)) {
     if (!out.empty()) out.push_back('.');
-    if (auto* k = std::get_if<std::string>(&seg)) out += *k;
-    else out += std::to_string(std::get<std::int64_t>(seg));
+    if (auto* k = std::get_if<std::string>(&seg))
+      out += *k;
+    else
+      out += std::to_string(std::get<std::int64_t>(seg));
   }
   return out;
 }
@@ -181,8 +198,8 @@ class Execution {
     op_ = FindOperation(doc, resp);
     if (!op_) co_return nullptr;
     if (op_->type != OperationType::subscription) {
-      resp.errors.push_back({"Expected a subscription operation, got a " + std::string(to_string(op_->type)) + ".",
-                             {op_->loc}, {}, {}});
+      resp.errors.push_back(
+          {"Expected a subscription operation, got a " + std::string(to_string(op_->type)) + ".", {op_->loc}, {}, {}});
       co_return nullptr;
     }
     if (!CoerceVariables(resp)) co_return nullptr;
@@ -204,12 +221,16 @@ class Execution {
     const Field* def = g.def;
     if (!def || def == &schema_.typename_meta_field()) {
       resp.errors.push_back({"The subscription field \"" + std::string(g.nodes[0]->name) + "\" is not defined.",
-                             LocationsOf(g), path, {}});
+                             LocationsOf(g),
+                             path,
+                             {}});
       co_return nullptr;
     }
     if (!def->subscribe) {
       resp.errors.push_back({"Subscription field " + root_type->name + "." + def->name + " has no event source.",
-                             LocationsOf(g), path, {}});
+                             LocationsOf(g),
+                             path,
+                             {}});
       co_return nullptr;
     }
     if (ctx_.stop_requested()) {  // never start after the stop
@@ -236,9 +257,10 @@ class Execution {
       co_return nullptr;
     }
     if (!stream)
-      resp.errors.push_back({"Subscription field " + root_type->name + "." + def->name +
-                                 " returned no event stream.",
-                             LocationsOf(g), path, {}});
+      resp.errors.push_back({"Subscription field " + root_type->name + "." + def->name + " returned no event stream.",
+                             LocationsOf(g),
+                             path,
+                             {}});
     co_return stream;
   }
 
@@ -252,7 +274,9 @@ class Execution {
     const Type* root_type = schema_.root_type(op_->type);
     if (!root_type) {
       resp.errors.push_back({"Schema is not configured to execute " + std::string(to_string(op_->type)) + " operation.",
-                             {op_->loc}, {}, {}});
+                             {op_->loc},
+                             {},
+                             {}});
       co_return resp;
     }
     resp.has_data = true;
@@ -321,9 +345,12 @@ class Execution {
     if (!req_.operation_name.empty())
       resp.errors.push_back({"Unknown operation named \"" + req_.operation_name + "\".", {}, {}, {}});
     else
-      resp.errors.push_back({doc.operations.empty() ? "Must provide an operation."
-                                                    : "Must provide operation name if query contains multiple operations.",
-                             {}, {}, {}});
+      resp.errors.push_back({doc.operations.empty()
+                                 ? "Must provide an operation."
+                                 : "Must provide operation name if query contains multiple operations.",
+                             {},
+                             {},
+                             {}});
     return nullptr;
   }
 
@@ -333,7 +360,9 @@ class Execution {
       if (!type || !type->is_input()) {
         resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" expected value of type \"" +
                                    def.type.to_string() + "\" which cannot be used as an input type.",
-                               {def.loc}, {}, {}});
+                               {def.loc},
+                               {},
+                               {}});
         continue;
       }
       auto it = req_.variables.find(def.name);
@@ -345,7 +374,9 @@ class Execution {
         } else if (type->is_non_null()) {
           resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" of required type \"" +
                                      def.type.to_string() + "\" was not provided.",
-                                 {def.loc}, {}, {}});
+                                 {def.loc},
+                                 {},
+                                 {}});
         }
         continue;
       }
@@ -355,7 +386,9 @@ class Execution {
         std::string shown;
         append_json(shown, it->value());
         resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" got invalid value " + shown + "; " + error,
-                               {def.loc}, {}, {}});
+                               {def.loc},
+                               {},
+                               {}});
         continue;
       }
       variables_[def.name] = std::move(*v);
@@ -435,10 +468,14 @@ class Execution {
     for (It s = begin; s != end; ++s) CollectInto(type, **s, c->groups, index, visited);
     for (FieldGroup& g : c->groups) {
       const std::string_view name = g.nodes[0]->name;
-      if (name == "__typename") g.def = &schema_.typename_meta_field();
-      else if (&type == schema_.query_type() && name == "__schema") g.def = &schema_.schema_meta_field();
-      else if (&type == schema_.query_type() && name == "__type") g.def = &schema_.type_meta_field();
-      else g.def = type.find_field(name);
+      if (name == "__typename")
+        g.def = &schema_.typename_meta_field();
+      else if (&type == schema_.query_type() && name == "__schema")
+        g.def = &schema_.schema_meta_field();
+      else if (&type == schema_.query_type() && name == "__type")
+        g.def = &schema_.type_meta_field();
+      else
+        g.def = type.find_field(name);
     }
     it->second = std::move(c);
     return *it->second;
@@ -485,8 +522,7 @@ class Execution {
   void FailStopped(Node* slot, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot) {
     if (reason == StopReason::none) reason = StopReason::cancelled;
     if (first_stop_reason_ == StopReason::none) first_stop_reason_ = reason;
-    if (options_.recorder)
-      options_.recorder->field_stopped(op_->name, PathText(slot), reason, overshoot);
+    if (options_.recorder) options_.recorder->field_stopped(op_->name, PathText(slot), reason, overshoot);
     const ErrorCodeInfo& i = info(error_code_for(reason));
     if (stop_errors_ >= options_.max_stop_errors) {
       ++suppressed_stop_errors_;
@@ -495,7 +531,8 @@ class Execution {
       return;
     }
     ++stop_errors_;
-    Fail(slot, non_null, GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(slot), std::string(i.graphql_code)});
+    Fail(slot, non_null,
+         GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(slot), std::string(i.graphql_code)});
   }
 
   void FailWith(Node* slot, bool non_null, const FieldGroup& g, std::exception_ptr error, const Context& ctx) {
@@ -565,10 +602,9 @@ class Execution {
           v = coerce_input(*a.default_value, *a.type, error);
           if (!v) return {};
         } else if (a.type->is_non_null()) {
-          *error = given ? "Argument \"" + a.name + "\" of non-null type \"" + a.type->display() +
-                               "\" must not be null."
-                         : "Argument \"" + a.name + "\" of required type \"" + a.type->display() +
-                               "\" was not provided.";
+          *error = given
+                       ? "Argument \"" + a.name + "\" of non-null type \"" + a.type->display() + "\" must not be null."
+                       : "Argument \"" + a.name + "\" of required type \"" + a.type->display() + "\" was not provided.";
           return {};
         } else {
           continue;
@@ -588,8 +624,7 @@ class Execution {
     return it == o.end() ? Data() : Data::json(&it->value());
   }
 
-  void ExecuteField(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot,
-                    const Context& ctx) {
+  void ExecuteField(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot, const Context& ctx) {
     const Field* def = g.def;
     if (!def) return;  // unknown field: validation rejects it; null if it gets here
     const bool non_null = def->type->is_non_null();
@@ -649,41 +684,54 @@ class Execution {
         const Selection& f = *g.nodes[0];
         Fail(slot, true,
              GraphQLError{"Cannot return null for non-nullable field " + ParentName() + "." + std::string(f.name) + ".",
-                          LocationsOf(g), PathOf(slot), {}});
+                          LocationsOf(g),
+                          PathOf(slot),
+                          {}});
       } else {
         slot->kind = Node::Kind::null_;
       }
       return;
     }
     switch (t.kind) {
-      case TypeKind::list: CompleteList(t, g, std::move(data), slot, ctx); return;
+      case TypeKind::list:
+        CompleteList(t, g, std::move(data), slot, ctx);
+        return;
       case TypeKind::scalar:
-      case TypeKind::enum_: CompleteLeaf(t, g, data, slot); return;
-      case TypeKind::object: CompleteObject(t, g, data, slot, ctx); return;
+      case TypeKind::enum_:
+        CompleteLeaf(t, g, data, slot);
+        return;
+      case TypeKind::object:
+        CompleteObject(t, g, data, slot, ctx);
+        return;
       case TypeKind::interface:
       case TypeKind::union_: {
         const Type* object_type = ResolveAbstract(t, data);
         if (!object_type) {
           Fail(slot, non_null,
                GraphQLError{"Abstract type \"" + t.name + "\" must resolve to an Object type at runtime for field \"" +
-                                ParentName() + "." + std::string(g.nodes[0]->name) +
-                                "\". Either the \"" + t.name +
+                                ParentName() + "." + std::string(g.nodes[0]->name) + "\". Either the \"" + t.name +
                                 "\" type should provide a \"resolveType\" function or each possible type should "
                                 "provide an \"isTypeOf\" function.",
-                            LocationsOf(g), PathOf(slot), {}});
+                            LocationsOf(g),
+                            PathOf(slot),
+                            {}});
           return;
         }
         if (!schema_.is_possible_type(t, *object_type)) {
           Fail(slot, non_null,
-               GraphQLError{"Runtime Object type \"" + object_type->name + "\" is not a possible type for \"" + t.name +
-                                "\".",
-                            LocationsOf(g), PathOf(slot), {}});
+               GraphQLError{
+                   "Runtime Object type \"" + object_type->name + "\" is not a possible type for \"" + t.name + "\".",
+                   LocationsOf(g),
+                   PathOf(slot),
+                   {}});
           return;
         }
         CompleteObject(*object_type, g, data, slot, ctx);
         return;
       }
-      default: slot->kind = Node::Kind::null_; return;
+      default:
+        slot->kind = Node::Kind::null_;
+        return;
     }
   }
 
@@ -741,7 +789,9 @@ class Execution {
       return;
     }
     switch (v->kind()) {
-      case json::kind::null: slot->kind = Node::Kind::null_; break;
+      case json::kind::null:
+        slot->kind = Node::Kind::null_;
+        break;
       case json::kind::bool_:
         slot->kind = Node::Kind::boolean;
         slot->b = v->get_bool();
@@ -766,9 +816,11 @@ class Execution {
     }
     if (slot->kind == Node::Kind::null_ && slot->non_null_position)
       Fail(slot, true,
-           GraphQLError{"Cannot return null for non-nullable field " + ParentName() + "." +
-                            std::string(g.nodes[0]->name) + ".",
-                        LocationsOf(g), PathOf(slot), {}});
+           GraphQLError{
+               "Cannot return null for non-nullable field " + ParentName() + "." + std::string(g.nodes[0]->name) + ".",
+               LocationsOf(g),
+               PathOf(slot),
+               {}});
   }
 
   void CompleteObject(const Type& object_type, const FieldGroup& g, const Data& data, Node* slot, const Context& ctx) {
@@ -793,7 +845,9 @@ class Execution {
       Fail(slot, slot->non_null_position,
            GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName() + "." +
                             std::string(g.nodes[0]->name) + "\".",
-                        LocationsOf(g), PathOf(slot), {}});
+                        LocationsOf(g),
+                        PathOf(slot),
+                        {}});
       return;
     }
     const std::size_t n = items ? items->size() : jitems->size();
@@ -809,8 +863,17 @@ class Execution {
   }
 
   // ---- asynchronous resolvers ----
+  //
+  // An asynchronous field becomes a Task in a FIFO queue. Runners start the queued tasks: a
+  // runner is a coroutine that takes tasks one at a time and awaits each. Pump() spawns a
+  // runner, which runs inline until its task suspends (or the queue is empty); the next one
+  // then goes on with the queue. Resolvers that finish without suspending (a cache hit, a
+  // value already at hand) so cost a coroutine call each instead of a spawn, while those that
+  // suspend still all run concurrently: every queued task is started before any suspended
+  // one resumes. A runner resumed after its task suspended finishes that task only, and
+  // pumps what the completion queued.
+  struct Runner;
   struct Task {
-    Execution* ex;
     const Type* parent_type;
     Data parent;
     const FieldGroup* group;
@@ -819,65 +882,91 @@ class Execution {
     json::object args;
     const Type* type;  // what the produced value completes as (the field's or a list item's type)
     std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
-    asio::cancellation_signal signal;
-    std::size_t index = 0;  // in in_flight_
-    std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
-    std::optional<FieldContext> fc;
+    bool capped = false;
+    std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields, while running
+    Runner* runner = nullptr;                    // the runner awaiting it, while it runs
     bool done = false;
+  };
+  struct Runner {
+    asio::cancellation_signal signal;  // cancels the task the runner awaits
+    Task* task = nullptr;              // the task it awaits
+    bool draining = true;              // false once it suspended: it finishes its task only
   };
 
   void SpawnAsync(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot, const Context& fctx,
                   json::object args, bool capped, const Type* type, std::shared_ptr<const Data::Producer> produce) {
-    auto task = std::make_shared<Task>();
-    task->ex = this;
-    task->parent_type = &parent_type;
-    task->parent = parent;
-    task->group = &g;
-    task->slot = slot;
-    task->ctx = fctx;
-    task->args = std::move(args);
-    task->type = type;
-    task->produce = std::move(produce);
-    task->index = in_flight_.size();
-    in_flight_.push_back(task.get());
-    if (capped) {
-      // The cap is this field's own stop: it cancels only this resolver.
-      task->cap_stop.emplace(fctx.token(), [weak = std::weak_ptr<Task>(task), ex = executor_](StopReason) {
-        asio::post(ex, [weak] {
-          if (auto t = weak.lock(); t && !t->done) t->signal.emit(asio::cancellation_type::terminal);
-        });
-      });
-    }
+    Task& t = tasks_.emplace_back(Task{&parent_type, parent, &g, slot, fctx, std::move(args), type, std::move(produce),
+                                       capped, std::nullopt, nullptr, false});
+    queue_.push_back(&t);
     ++pending_;
-    // The resolver's own coroutine is spawned directly; its FieldContext lives in the task.
-    asio::awaitable<Data> work;
-    try {
-      if (task->produce) {
-        work = (*task->produce)();
-      } else {
-        task->fc.emplace(FieldContext{task->ctx, task->parent, task->args, *g.def, *task->parent_type, schema_,
-                                      variables_, *g.nodes[0]});
-        work = g.def->async(*task->fc);
-      }
-    } catch (...) {
-      FinishAsync(*task, std::current_exception(), Data());
-      return;
+  }
+
+  // Starts queued tasks until none is left.
+  void Pump() {
+    if (pumping_) return;  // a Pump further up the stack goes on with the queue
+    pumping_ = true;
+    while (next_queued_ < queue_.size()) {
+      auto runner = std::make_shared<Runner>();
+      runners_.push_back(runner);
+      // Runs inline (the executor is the current one) until the runner's task suspends.
+      asio::co_spawn(executor_, Drain(runner.get()),
+                     asio::bind_cancellation_slot(runner->signal.slot(), [runner](std::exception_ptr) {}));
+      if (runner->task) runner->draining = false;
     }
-    asio::co_spawn(executor_, std::move(work),
-                   asio::bind_cancellation_slot(task->signal.slot(), [task](std::exception_ptr e, Data result) {
-                     task->ex->FinishAsync(*task, e, std::move(result));
-                   }));
+    queue_.clear();
+    next_queued_ = 0;
+    pumping_ = false;
+  }
+
+  asio::awaitable<void> Drain(Runner* r) {
+    while (r->draining && next_queued_ < queue_.size()) {
+      Task& t = *queue_[next_queued_++];
+      if (t.ctx.stop_requested()) {  // never start a field after the stop
+        FinishStopped(t);
+        continue;
+      }
+      if (t.capped) {
+        // The cap is this field's own stop: it cancels only this resolver.
+        t.cap_stop.emplace(t.ctx.token(), [task = &t, alive = alive_, ex = executor_](StopReason) {
+          asio::post(ex, [task, alive] {
+            if (*alive && !task->done && task->runner) task->runner->signal.emit(asio::cancellation_type::terminal);
+          });
+        });
+      }
+      r->task = &t;
+      t.runner = r;
+      std::exception_ptr error;
+      Data result;
+      try {
+        if (t.produce) {
+          result = co_await (*t.produce)();
+        } else {
+          FieldContext fc{t.ctx,          t.parent, t.args,     *t.group->def,
+                          *t.parent_type, schema_,  variables_, *t.group->nodes[0]};
+          result = co_await t.group->def->async(fc);
+        }
+      } catch (...) {
+        error = std::current_exception();
+      }
+      r->task = nullptr;
+      t.runner = nullptr;
+      FinishAsync(t, error, std::move(result));
+    }
+    if (!r->draining) Pump();
+  }
+
+  void FinishStopped(Task& task) {
+    task.done = true;
+    const Type* saved = current_parent_type_;
+    current_parent_type_ = task.parent_type;
+    FailStopped(task.slot, task.type->is_non_null(), *task.group, task.ctx.stop_reason(), Duration::zero());
+    current_parent_type_ = saved;
+    if (--pending_ == 0 && done_) done_->cancel();
   }
 
   void FinishAsync(Task& task, std::exception_ptr error, Data result) {
     task.done = true;
     task.cap_stop.reset();
-    // Unlink from the in-flight list.
-    Task* last = in_flight_.back();
-    in_flight_[task.index] = last;
-    last->index = task.index;
-    in_flight_.pop_back();
-
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     const FieldGroup& g = *task.group;
@@ -892,12 +981,15 @@ class Execution {
 
   void CancelInFlight() {
     // Emitting may complete handlers inline on some operations; iterate over a copy.
-    std::vector<Task*> copy = in_flight_;
-    for (Task* t : copy)
-      if (!t->done) t->signal.emit(asio::cancellation_type::terminal);
+    std::vector<Runner*> copy;
+    for (const auto& r : runners_)
+      if (r->task && !r->task->done) copy.push_back(r.get());
+    for (Runner* r : copy)
+      if (r->task && !r->task->done) r->signal.emit(asio::cancellation_type::terminal);
   }
 
   asio::awaitable<void> WaitForPending() {
+    Pump();
     while (pending_ > 0) {
       done_->expires_at(asio::steady_timer::time_point::max());
       auto [ec] = co_await done_->async_wait(asio::as_tuple(asio::use_awaitable));
@@ -923,7 +1015,11 @@ class Execution {
   asio::any_io_executor executor_;
   asio::steady_timer* done_ = nullptr;
   std::size_t pending_ = 0;
-  std::vector<Task*> in_flight_;
+  std::deque<Task> tasks_;    // every task of the execution (stable addresses)
+  std::vector<Task*> queue_;  // tasks not started yet, from next_queued_ on
+  std::size_t next_queued_ = 0;
+  bool pumping_ = false;
+  std::vector<std::shared_ptr<Runner>> runners_;
   Node root_;
   Data root_data_;
   const Type* current_parent_type_ = nullptr;
