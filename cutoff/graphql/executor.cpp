@@ -22,6 +22,7 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/graphql/internal/response_text.hpp"
 #include "cutoff/graphql/values.hpp"
 
 namespace cutoff::graphql {
@@ -29,28 +30,43 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+using internal::ResponseText;
 
-// ---- the response tree ---------------------------------------------------------------------------
+// ---- response paths ------------------------------------------------------------------------------
 
-// One value of the response. Lists and objects are sized once, before any child is filled, so
-// children never move while asynchronous resolvers hold pointers to them. Kept small: a
-// response has one node per field and list item.
-struct Node {
-  enum class Kind : std::uint8_t { null_, boolean, int_, float_, string, view, json, list, object };
-  Kind kind = Kind::null_;
-  bool b = false;
-  bool nulled = false;             // list/object: a null reached a non-null position inside it
-  bool non_null_position = false;  // this node sits where null is not allowed
-  Node* parent = nullptr;          // the list or object holding this node; null for `data`
-  std::string_view key;            // the response key, for object members
-  std::string_view view;           // a borrowed string (Data::borrow)
-  union {
-    std::int64_t i = 0;
-    double d;
-  };
-  std::string s;               // string, or JSON text for custom scalars
-  std::vector<Node> children;  // list items or object members
+// A response path as a chain from a field or list item up to the root. The nodes of what is
+// being executed live on the stack; a task copies its path into the execution (Persist), and
+// `saved` lets siblings share the copy of their common prefix. Only errors and the recorder
+// read paths, so the hot path builds them without allocating.
+struct PathNode {
+  const PathNode* parent = nullptr;
+  std::string_view key;                     // an object member's response key (unused for list items)
+  std::int64_t index = -1;                  // a list item's position; -1 for object members
+  mutable const PathNode* saved = nullptr;  // the persistent copy (itself once persistent)
 };
+
+std::vector<PathSegment> PathOf(const PathNode* n) {
+  std::vector<PathSegment> out;
+  for (; n; n = n->parent) {
+    if (n->index >= 0)
+      out.emplace_back(n->index);
+    else
+      out.emplace_back(std::string(n->key));
+  }
+  return {out.rbegin(), out.rend()};
+}
+
+std::string PathText(const PathNode* n) {
+  std::string out;
+  for (const auto& seg : PathOf(n)) {
+    if (!out.empty()) out.push_back('.');
+    if (auto* k = std::get_if<std::string>(&seg))
+      out += *k;
+    else
+      out += std::to_string(std::get<std::int64_t>(seg));
+  }
+  return out;
+}
 
 void AppendInt(std::string& out, std::int64_t v) {
   char buf[24];
@@ -58,60 +74,19 @@ void AppendInt(std::string& out, std::int64_t v) {
   out.append(buf, r.ptr);
 }
 
-void Serialize(const Node& n, std::string& out) {
-  if (n.nulled) {
-    out += "null";
-    return;
-  }
-  switch (n.kind) {
-    case Node::Kind::null_:
-      out += "null";
-      return;
-    case Node::Kind::boolean:
-      out += n.b ? "true" : "false";
-      return;
-    case Node::Kind::int_:
-      AppendInt(out, n.i);
-      return;
-    case Node::Kind::float_:
-      append_js_number(out, n.d);
-      return;
-    case Node::Kind::string:
-      append_json_string(out, n.s);
-      return;
-    case Node::Kind::view:
-      append_json_string(out, n.view);
-      return;
-    case Node::Kind::json:
-      out += n.s;
-      return;
-    case Node::Kind::list:
-      out.push_back('[');
-      for (std::size_t k = 0; k < n.children.size(); ++k) {
-        if (k) out.push_back(',');
-        Serialize(n.children[k], out);
-      }
-      out.push_back(']');
-      return;
-    case Node::Kind::object:
-      out.push_back('{');
-      for (std::size_t k = 0; k < n.children.size(); ++k) {
-        if (k) out.push_back(',');
-        append_json_string(out, n.children[k].key);
-        out.push_back(':');
-        Serialize(n.children[k], out);
-      }
-      out.push_back('}');
-      return;
-  }
-}
-
 // ---- field collection ----------------------------------------------------------------------------
+
+struct Collected;
 
 struct FieldGroup {
   std::string_view key;
   std::vector<const Selection*> nodes;
   const Field* def = nullptr;  // null: not a field of the type (validation rejects these)
+  std::string member;          // `"key":`, written before the field's value
+  // The sub-selection collected for the object type the field completed as last (most
+  // fields complete as one type: this saves a lookup per object).
+  mutable const Type* sub_type = nullptr;
+  mutable const Collected* sub = nullptr;
 };
 
 struct Collected {
@@ -128,31 +103,6 @@ struct CacheKeyHash {
     return std::hash<const void*>()(k.type) * 31 + std::hash<const void*>()(k.selection);
   }
 };
-
-// A node's response path, read from the tree: object members carry their key, list items
-// their position. Only errors and the recorder need it, so the hot path keeps no path stack.
-std::vector<PathSegment> PathOf(const Node* n) {
-  std::vector<PathSegment> out;
-  for (; n && n->parent; n = n->parent) {
-    if (n->parent->kind == Node::Kind::list)
-      out.emplace_back(static_cast<std::int64_t>(n - n->parent->children.data()));
-    else
-      out.emplace_back(std::string(n->key));
-  }
-  return {out.rbegin(), out.rend()};
-}
-
-std::string PathText(const Node* n) {
-  std::string out;
-  for (const auto& seg : PathOf(n)) {
-    if (!out.empty()) out.push_back('.');
-    if (auto* k = std::get_if<std::string>(&seg))
-      out += *k;
-    else
-      out += std::to_string(std::get<std::int64_t>(seg));
-  }
-  return out;
-}
 
 // An error that ended something other than a field (a source stream's creation or its
 // next event) as a GraphQL error at `path`. A cancellation caused by a stop of `ctx` reports
@@ -295,25 +245,31 @@ class Execution {
       });
     }
 
-    root_.kind = Node::Kind::object;
-    root_.non_null_position = false;
     current_parent_type_ = root_type;
     const Collected& fields = Collect(*root_type, &op_->selection_set, {&op_->selection_set});
     root_data_ = req_.root_value;
+    ResponseText::Part* data = text_.root();
     if (op_->type == OperationType::mutation) {
       // Root mutation fields run one after another, each to completion.
-      root_.children.resize(fields.groups.size());
+      BeginWalk(data);
+      out().push_back('{');
       for (std::size_t k = 0; k < fields.groups.size(); ++k) {
         const FieldGroup& g = fields.groups[k];
-        Node& m = root_.children[k];
-        m.key = g.key;
-        m.parent = &root_;
-        ExecuteField(*root_type, root_data_, g, &m, ctx_);
+        if (k) out().push_back(',');
+        out() += g.member;
+        const PathNode path{nullptr, g.key};
+        ExecuteField(*root_type, root_data_, g, &path, ctx_);
+        EndWalk();
         co_await WaitForPending();
-        if (root_.nulled) break;
+        BeginWalk(data);
+        if (data->nulled) break;
       }
+      out().push_back('}');
+      EndWalk();
     } else {
-      ExecuteFields(*root_type, root_data_, fields, &root_, ctx_);
+      BeginWalk(data);
+      ExecuteFields(*root_type, root_data_, fields, nullptr, ctx_);
+      EndWalk();
       co_await WaitForPending();
     }
     on_stop.reset();
@@ -333,7 +289,7 @@ class Execution {
       resp.errors.push_back({std::string(i.summary), {}, {}, std::string(i.graphql_code)});
       co_return resp;
     }
-    Serialize(root_, resp.data);
+    resp.data = std::move(text_).render();
     resp.errors = std::move(errors_);
     co_return resp;
   }
@@ -476,86 +432,149 @@ class Execution {
         g.def = &schema_.type_meta_field();
       else
         g.def = type.find_field(name);
+      append_json_string(g.member, g.key);
+      g.member.push_back(':');
     }
     it->second = std::move(c);
     return *it->second;
   }
 
   const Collected& SubFields(const Type& object_type, const FieldGroup& group) {
+    if (group.sub_type == &object_type) return *group.sub;
+    const Collected* c;
     if (group.nodes.size() == 1) {
       const SelectionSet* set = &group.nodes[0]->selection_set;
-      return CollectSets(object_type, &group, &set, &set + 1);
+      c = &CollectSets(object_type, &group, &set, &set + 1);
+    } else {
+      std::vector<const SelectionSet*> sets;
+      for (const Selection* n : group.nodes) sets.push_back(&n->selection_set);
+      c = &CollectSets(object_type, &group, sets.begin(), sets.end());
     }
-    std::vector<const SelectionSet*> sets;
-    for (const Selection* n : group.nodes) sets.push_back(&n->selection_set);
-    return CollectSets(object_type, &group, sets.begin(), sets.end());
+    group.sub_type = &object_type;
+    group.sub = c;
+    return *c;
+  }
+
+  // ---- writing the response ----
+  //
+  // Values are written straight into `text_` in selection order. Every function that writes
+  // a value returns false when a null reached a non-null position there: the error is
+  // already reported, and the caller's container must become null too. A nullable object or
+  // list is guarded by a Frame: when a null arrives while it is being written, the text goes
+  // back to where the value started and becomes `null`; when an asynchronous field inside it
+  // may still fail later in a non-null position, the value is cut into a block that can be
+  // nulled then. A walk writes one part: the root (`data`) or a hole an asynchronous field
+  // left, when it completes.
+  struct Frame {
+    ResponseText::Mark mark;
+    ResponseText::Part* block = nullptr;  // set when the value was cut into a block
+  };
+
+  std::string& out() noexcept { return text_.out(); }
+
+  void BeginWalk(ResponseText::Part* part) {
+    walk_part_ = part;
+    walk_frames_ = frames_.size();
+    text_.begin(part);
+  }
+  void EndWalk() { text_.end(); }
+
+  // Writes a nullable value with `write` (which returns false when a null must replace it).
+  template <typename Write>
+  void Guarded(Write&& write) {
+    frames_.push_back(Frame{text_.mark()});
+    const bool ok = write();
+    const Frame f = frames_.back();
+    frames_.pop_back();
+    if (f.block) {
+      if (!ok) f.block->nulled = true;
+      text_.resume(f.mark.part);
+    } else if (!ok) {
+      text_.truncate(f.mark);
+      out() += "null";
+    }
+  }
+
+  template <typename Write>
+  bool Nullable(bool non_null, Write&& write) {
+    if (non_null) return write();
+    Guarded(write);
+    return true;
+  }
+
+  // The nearest nullable position around what is being written, as a part that can be
+  // nulled later (for an asynchronous field in a non-null position).
+  ResponseText::Part* NullableAbove() {
+    if (frames_.size() > walk_frames_) {
+      Frame& f = frames_.back();
+      if (!f.block) f.block = text_.cut(f.mark);
+      return f.block;
+    }
+    return walk_part_->target;
+  }
+
+  // A null reached a non-null position: the error (if any) is reported at the nearest
+  // nullable position, unless an earlier error already nulled it there (as graphql-js does).
+  bool NullInNonNull(GraphQLError* e) {
+    if (frames_.size() > walk_frames_) {  // a Guarded value being written: it becomes null
+      if (e) AddError(std::move(*e));
+      return false;
+    }
+    ResponseText::Part* target = walk_part_->target;
+    if (!target->nulled) {
+      target->nulled = true;
+      if (e) AddError(std::move(*e));
+    }
+    return false;
   }
 
   // ---- errors ----
   std::vector<Location> LocationsOf(const FieldGroup& g) const { return {g.nodes[0]->loc}; }
 
-  // A null arrived at a non-null position inside `container`: null the containers up to the
-  // nearest nullable position. Returns whether the error is reported there (it is not when an
-  // earlier error already nulled that position, as graphql-js does).
-  bool NullUp(Node* container) {
-    Node* c = container;
-    for (;;) {
-      const bool already = c->nulled;
-      c->nulled = true;
-      if (!c->non_null_position || !c->parent) return !already;
-      c = c->parent;
-    }
-  }
-
   void AddError(GraphQLError e) { errors_.push_back(std::move(e)); }
 
-  // A field or item failed at `slot` (null now) with `e`.
-  void Fail(Node* slot, bool non_null, GraphQLError e) {
-    slot->kind = Node::Kind::null_;
-    if (!non_null) {
-      AddError(std::move(e));
-      return;
-    }
-    if (NullUp(slot->parent)) AddError(std::move(e));
+  // A field or item failed with `e`: null here, or further up from a non-null position.
+  bool Fail(bool non_null, GraphQLError e) {
+    if (non_null) return NullInNonNull(&e);
+    AddError(std::move(e));
+    out() += "null";
+    return true;
   }
 
-  void FailStopped(Node* slot, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot) {
+  bool FailStopped(const PathNode* path, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot) {
     if (reason == StopReason::none) reason = StopReason::cancelled;
     if (first_stop_reason_ == StopReason::none) first_stop_reason_ = reason;
-    if (options_.recorder) options_.recorder->field_stopped(op_->name, PathText(slot), reason, overshoot);
+    if (options_.recorder) options_.recorder->field_stopped(op_->name, PathText(path), reason, overshoot);
     const ErrorCodeInfo& i = info(error_code_for(reason));
     if (stop_errors_ >= options_.max_stop_errors) {
       ++suppressed_stop_errors_;
-      slot->kind = Node::Kind::null_;
-      if (non_null) NullUp(slot->parent);
-      return;
+      if (non_null) return NullInNonNull(nullptr);
+      out() += "null";
+      return true;
     }
     ++stop_errors_;
-    Fail(slot, non_null,
-         GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(slot), std::string(i.graphql_code)});
+    return Fail(non_null,
+                GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(path), std::string(i.graphql_code)});
   }
 
-  void FailWith(Node* slot, bool non_null, const FieldGroup& g, std::exception_ptr error, const Context& ctx) {
+  bool FailWith(const PathNode* path, bool non_null, const FieldGroup& g, std::exception_ptr error,
+                const Context& ctx) {
     try {
       std::rethrow_exception(error);
     } catch (const FieldError& e) {
-      Fail(slot, non_null, GraphQLError{e.message, LocationsOf(g), PathOf(slot), e.code});
+      return Fail(non_null, GraphQLError{e.message, LocationsOf(g), PathOf(path), e.code});
     } catch (const Error& e) {
-      if (e.stop_reason() != StopReason::none) {
-        FailStopped(slot, non_null, g, e.stop_reason(), Overshoot(ctx));
-        return;
-      }
-      Fail(slot, non_null, GraphQLError{e.message(), LocationsOf(g), PathOf(slot), std::string(e.info().graphql_code)});
+      if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
+      return Fail(non_null,
+                  GraphQLError{e.message(), LocationsOf(g), PathOf(path), std::string(e.info().graphql_code)});
     } catch (const boost::system::system_error& e) {
-      if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) {
-        FailStopped(slot, non_null, g, ctx.stop_reason(), Overshoot(ctx));
-        return;
-      }
-      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(slot), {}});
+      if (e.code() == asio::error::operation_aborted && ctx.stop_requested())
+        return FailStopped(path, non_null, g, ctx.stop_reason(), Overshoot(ctx));
+      return Fail(non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(path), {}});
     } catch (const std::exception& e) {
-      Fail(slot, non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(slot), {}});
+      return Fail(non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(path), {}});
     } catch (...) {
-      Fail(slot, non_null, GraphQLError{"Unknown error", LocationsOf(g), PathOf(slot), {}});
+      return Fail(non_null, GraphQLError{"Unknown error", LocationsOf(g), PathOf(path), {}});
     }
   }
 
@@ -569,17 +588,19 @@ class Execution {
   }
 
   // ---- execution ----
-  void ExecuteFields(const Type& type, const Data& parent, const Collected& fields, Node* obj, const Context& ctx) {
-    obj->kind = Node::Kind::object;
-    obj->children.resize(fields.groups.size());
+  bool ExecuteFields(const Type& type, const Data& parent, const Collected& fields, const PathNode* path,
+                     const Context& ctx) {
+    out().push_back('{');
     for (std::size_t k = 0; k < fields.groups.size(); ++k) {
       const FieldGroup& g = fields.groups[k];
-      Node& m = obj->children[k];
-      m.key = g.key;
-      m.parent = obj;
-      ExecuteField(type, parent, g, &m, ctx);
-      if (obj->nulled) break;  // a non-null field failed: its siblings are not started
+      if (k) out().push_back(',');
+      out() += g.member;
+      const PathNode field_path{path, g.key};
+      // A non-null field failed: its siblings are not started.
+      if (!ExecuteField(type, parent, g, &field_path, ctx)) return false;
     }
+    out().push_back('}');
+    return true;
   }
 
   json::object CoerceArguments(const Field& def, const Selection& node, std::string* error) const {
@@ -624,15 +645,17 @@ class Execution {
     return it == o.end() ? Data() : Data::json(&it->value());
   }
 
-  void ExecuteField(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot, const Context& ctx) {
+  bool ExecuteField(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
+                    const Context& ctx) {
     const Field* def = g.def;
-    if (!def) return;  // unknown field: validation rejects it; null if it gets here
+    if (!def) {  // unknown field: validation rejects it; null if it gets here
+      out() += "null";
+      return true;
+    }
     const bool non_null = def->type->is_non_null();
-    slot->non_null_position = non_null;
     if (def == &schema_.typename_meta_field()) {
-      slot->kind = Node::Kind::string;
-      slot->s = parent_type.name;
-      return;
+      append_json_string(out(), parent_type.name);
+      return true;
     }
     Context capped;
     const Context* fctx = &ctx;
@@ -640,103 +663,100 @@ class Execution {
       capped = ctx.with_timeout(*def->budget);
       fctx = &capped;
     }
-    if (fctx->stop_requested()) {  // never start a field after the stop
-      FailStopped(slot, non_null, g, fctx->stop_reason(), Duration::zero());
-      return;
-    }
-    std::string error;
-    json::object args = CoerceArguments(*def, *g.nodes[0], &error);
-    if (!error.empty()) {
-      Fail(slot, non_null, GraphQLError{error, LocationsOf(g), PathOf(slot), {}});
-      return;
+    if (fctx->stop_requested())  // never start a field after the stop
+      return FailStopped(path, non_null, g, fctx->stop_reason(), Duration::zero());
+    static const json::object kNoArguments;
+    json::object coerced;
+    if (!def->args.empty()) {
+      std::string error;
+      coerced = CoerceArguments(*def, *g.nodes[0], &error);
+      if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
     }
     if (def->async) {
-      SpawnAsync(parent_type, parent, g, slot, *fctx, std::move(args), def->budget.has_value(), def->type, nullptr);
-      return;
+      Defer(parent_type, parent, g, path, *fctx, std::move(coerced), def->budget.has_value(), def->type, nullptr);
+      return true;
     }
     Data result;
     try {
       if (def->sync) {
-        FieldContext fc{*fctx, parent, args, *def, parent_type, schema_, variables_, *g.nodes[0]};
+        FieldContext fc{*fctx,      parent,     def->args.empty() ? kNoArguments : coerced, *def, parent_type, schema_,
+                        variables_, *g.nodes[0]};
         result = def->sync(fc);
       } else {
         // A subscription event's root field is the event itself unless a resolver maps it.
         result = event_ && &parent == &root_data_ ? parent : DefaultResolve(parent, def->name);
       }
     } catch (...) {
-      FailWith(slot, non_null, g, std::current_exception(), *fctx);
-      return;
+      return FailWith(path, non_null, g, std::current_exception(), *fctx);
     }
-    Complete(*def->type, g, std::move(result), slot, *fctx);
+    const std::size_t deferred = tasks_.size();
+    const bool ok = Complete(*def->type, g, result, path, *fctx);
+    if (tasks_.size() != deferred) Retain(std::move(result));
+    return ok;
   }
 
-  // Completes `data` of type `type` into `slot` (the type may be non-null).
-  void Complete(const Type& type, const FieldGroup& g, Data data, Node* slot, const Context& ctx) {
+  // Fields deferred while completing `value` may point into it (a list's JSON items, the
+  // members the default resolver reads): it lives as long as the execution. Moving keeps
+  // what it points to in place (the JSON, the list's items, an owned object).
+  void Retain(Data value) {
+    if (value.storage().index() != 0) retained_.push_back(std::move(value));
+  }
+
+  std::string CannotReturnNull(const FieldGroup& g) const {
+    return "Cannot return null for non-nullable field " + ParentName() + "." + std::string(g.nodes[0]->name) + ".";
+  }
+
+  // Completes `data` of type `type` (which may be non-null) at `path`.
+  bool Complete(const Type& type, const FieldGroup& g, const Data& data, const PathNode* path, const Context& ctx) {
     const bool non_null = type.is_non_null();
     const Type& t = type.nullable();
-    slot->non_null_position = non_null;
     if (const Data::Pending* p = data.if_pending()) {
-      SpawnAsync(*current_parent_type_, Data(), g, slot, ctx, {}, false, &type, p->produce);
-      return;
+      Defer(*current_parent_type_, Data(), g, path, ctx, {}, false, &type, p->produce);
+      return true;
     }
     if (data.is_null()) {
-      if (non_null) {
-        const Selection& f = *g.nodes[0];
-        Fail(slot, true,
-             GraphQLError{"Cannot return null for non-nullable field " + ParentName() + "." + std::string(f.name) + ".",
-                          LocationsOf(g),
-                          PathOf(slot),
-                          {}});
-      } else {
-        slot->kind = Node::Kind::null_;
-      }
-      return;
+      if (non_null) return Fail(true, GraphQLError{CannotReturnNull(g), LocationsOf(g), PathOf(path), {}});
+      out() += "null";
+      return true;
     }
     switch (t.kind) {
       case TypeKind::list:
-        CompleteList(t, g, std::move(data), slot, ctx);
-        return;
+        return CompleteList(t, non_null, g, data, path, ctx);
       case TypeKind::scalar:
       case TypeKind::enum_:
-        CompleteLeaf(t, g, data, slot);
-        return;
+        return CompleteLeaf(t, non_null, g, data, path);
       case TypeKind::object:
-        CompleteObject(t, g, data, slot, ctx);
-        return;
+        return Nullable(non_null, [&] { return CompleteObject(t, g, data, path, ctx); });
       case TypeKind::interface:
       case TypeKind::union_: {
         const Type* object_type = ResolveAbstract(t, data);
         if (!object_type) {
-          Fail(slot, non_null,
-               GraphQLError{"Abstract type \"" + t.name + "\" must resolve to an Object type at runtime for field \"" +
-                                ParentName() + "." + std::string(g.nodes[0]->name) + "\". Either the \"" + t.name +
-                                "\" type should provide a \"resolveType\" function or each possible type should "
-                                "provide an \"isTypeOf\" function.",
-                            LocationsOf(g),
-                            PathOf(slot),
-                            {}});
-          return;
+          return Fail(
+              non_null,
+              GraphQLError{"Abstract type \"" + t.name + "\" must resolve to an Object type at runtime for field \"" +
+                               ParentName() + "." + std::string(g.nodes[0]->name) + "\". Either the \"" + t.name +
+                               "\" type should provide a \"resolveType\" function or each possible type "
+                               "should provide an \"isTypeOf\" function.",
+                           LocationsOf(g),
+                           PathOf(path),
+                           {}});
         }
         if (!schema_.is_possible_type(t, *object_type)) {
-          Fail(slot, non_null,
-               GraphQLError{
-                   "Runtime Object type \"" + object_type->name + "\" is not a possible type for \"" + t.name + "\".",
-                   LocationsOf(g),
-                   PathOf(slot),
-                   {}});
-          return;
+          return Fail(non_null, GraphQLError{"Runtime Object type \"" + object_type->name +
+                                                 "\" is not a possible type for \"" + t.name + "\".",
+                                             LocationsOf(g),
+                                             PathOf(path),
+                                             {}});
         }
-        CompleteObject(*object_type, g, data, slot, ctx);
-        return;
+        return Nullable(non_null, [&] { return CompleteObject(*object_type, g, data, path, ctx); });
       }
       default:
-        slot->kind = Node::Kind::null_;
-        return;
+        out() += "null";
+        return true;
     }
   }
 
-  // The parent type's name for messages: the nearest object's type is not stored in the tree,
-  // so it is tracked while executing.
+  // The parent type's name for messages: the nearest object's type, tracked while executing.
   std::string ParentName() const { return current_parent_type_ ? current_parent_type_->name : "?"; }
 
   const Type* ResolveAbstract(const Type& abstract, const Data& data) const {
@@ -752,133 +772,106 @@ class Execution {
     return nullptr;
   }
 
-  void CompleteLeaf(const Type& t, const FieldGroup& g, Data& data, Node* slot) {
+  bool CompleteLeaf(const Type& t, bool non_null, const FieldGroup& g, const Data& data, const PathNode* path) {
     // Fast paths for the built-in scalars from plain values.
     const auto& s = data.storage();
     if (t.kind == TypeKind::scalar) {
       if (t.builtin == BuiltinScalar::string || t.builtin == BuiltinScalar::id) {
-        if (s.index() == 4) {
-          slot->kind = Node::Kind::string;
-          slot->s = std::move(std::get<std::string>(data.mutable_storage()));
-          return;
+        if (const auto* v = std::get_if<std::string_view>(&s)) {
+          append_json_string(out(), *v);
+          return true;
         }
-        if (s.index() == 10) {
-          slot->kind = Node::Kind::view;
-          slot->view = std::get<std::string_view>(s);
-          return;
+        if (const auto* v = std::get_if<std::string>(&s)) {
+          append_json_string(out(), *v);
+          return true;
         }
       }
-      if (t.builtin == BuiltinScalar::int_ && s.index() == 2) {
-        const std::int64_t v = std::get<std::int64_t>(s);
-        if (v >= INT32_MIN && v <= INT32_MAX) {
-          slot->kind = Node::Kind::int_;
-          slot->i = v;
-          return;
+      if (t.builtin == BuiltinScalar::int_) {
+        if (const auto* v = std::get_if<std::int64_t>(&s); v && *v >= INT32_MIN && *v <= INT32_MAX) {
+          AppendInt(out(), *v);
+          return true;
         }
       }
-      if (t.builtin == BuiltinScalar::float_ && s.index() == 3 && std::isfinite(std::get<double>(s))) {
-        slot->kind = Node::Kind::float_;
-        slot->d = std::get<double>(s);
-        return;
+      if (t.builtin == BuiltinScalar::float_) {
+        if (const auto* v = std::get_if<double>(&s); v && std::isfinite(*v)) {
+          append_js_number(out(), *v);
+          return true;
+        }
       }
     }
     std::string error;
     std::optional<json::value> v = serialize_leaf(data, t, &error);
-    if (!v) {
-      Fail(slot, slot->non_null_position, GraphQLError{error, LocationsOf(g), PathOf(slot), {}});
-      return;
+    if (!v) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
+    if (v->is_null()) {
+      if (non_null) return Fail(true, GraphQLError{CannotReturnNull(g), LocationsOf(g), PathOf(path), {}});
+      out() += "null";
+      return true;
     }
-    switch (v->kind()) {
-      case json::kind::null:
-        slot->kind = Node::Kind::null_;
-        break;
-      case json::kind::bool_:
-        slot->kind = Node::Kind::boolean;
-        slot->b = v->get_bool();
-        break;
-      case json::kind::int64:
-        slot->kind = Node::Kind::int_;
-        slot->i = v->get_int64();
-        break;
-      case json::kind::double_:
-        slot->kind = Node::Kind::float_;
-        slot->d = v->get_double();
-        break;
-      case json::kind::string:
-        slot->kind = Node::Kind::string;
-        slot->s = std::string(v->get_string());
-        break;
-      default:
-        slot->kind = Node::Kind::json;
-        slot->s.clear();
-        append_json(slot->s, *v);
-        break;
-    }
-    if (slot->kind == Node::Kind::null_ && slot->non_null_position)
-      Fail(slot, true,
-           GraphQLError{
-               "Cannot return null for non-nullable field " + ParentName() + "." + std::string(g.nodes[0]->name) + ".",
-               LocationsOf(g),
-               PathOf(slot),
-               {}});
+    append_json(out(), *v);
+    return true;
   }
 
-  void CompleteObject(const Type& object_type, const FieldGroup& g, const Data& data, Node* slot, const Context& ctx) {
+  bool CompleteObject(const Type& object_type, const FieldGroup& g, const Data& data, const PathNode* path,
+                      const Context& ctx) {
     const Collected& fields = SubFields(object_type, g);
     const Type* saved = current_parent_type_;
     current_parent_type_ = &object_type;
-    ExecuteFields(object_type, data, fields, slot, ctx);
+    const bool ok = ExecuteFields(object_type, data, fields, path, ctx);
     current_parent_type_ = saved;
+    return ok;
   }
 
-  void CompleteList(const Type& list_type, const FieldGroup& g, Data data, Node* slot, const Context& ctx) {
-    const Type& item_type = *list_type.of_type;
-    const bool item_non_null = item_type.is_non_null();
+  bool CompleteList(const Type& list_type, bool non_null, const FieldGroup& g, const Data& data, const PathNode* path,
+                    const Context& ctx) {
     // Items: a Data list, or a borrowed JSON array.
-    Data::List* items = const_cast<Data::List*>(data.if_list());  // `data` is ours: items move out
+    const Data::List* items = data.if_list();
     const json::array* jitems = nullptr;
     if (!items) {
       const json::value* j = data.if_json();
       if (j && j->is_array()) jitems = &j->get_array();
     }
     if (!items && !jitems) {
-      Fail(slot, slot->non_null_position,
-           GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName() + "." +
-                            std::string(g.nodes[0]->name) + "\".",
-                        LocationsOf(g),
-                        PathOf(slot),
-                        {}});
-      return;
+      return Fail(non_null, GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName() + "." +
+                                             std::string(g.nodes[0]->name) + "\".",
+                                         LocationsOf(g),
+                                         PathOf(path),
+                                         {}});
     }
-    const std::size_t n = items ? items->size() : jitems->size();
-    slot->kind = Node::Kind::list;
-    slot->children.resize(n);
-    for (std::size_t k = 0; k < n; ++k) {
-      Node* item = &slot->children[k];
-      item->parent = slot;
-      item->non_null_position = item_non_null;
-      Complete(item_type, g, items ? std::move((*items)[k]) : Data::json(&(*jitems)[k]), item, ctx);
-      if (slot->nulled) break;
-    }
+    const Type& item_type = *list_type.of_type;
+    return Nullable(non_null, [&] {
+      out().push_back('[');
+      const std::size_t n = items ? items->size() : jitems->size();
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k) out().push_back(',');
+        const PathNode item_path{path, {}, static_cast<std::int64_t>(k)};
+        const bool ok = items ? Complete(item_type, g, (*items)[k], &item_path, ctx)
+                              : Complete(item_type, g, Data::json(&(*jitems)[k]), &item_path, ctx);
+        if (!ok) return false;
+      }
+      out().push_back(']');
+      return true;
+    });
   }
 
   // ---- asynchronous resolvers ----
   //
-  // An asynchronous field becomes a Task in a FIFO queue. Runners start the queued tasks: a
-  // runner is a coroutine that takes tasks one at a time and awaits each. Pump() spawns a
-  // runner, which runs inline until its task suspends (or the queue is empty); the next one
-  // then goes on with the queue. Resolvers that finish without suspending (a cache hit, a
-  // value already at hand) so cost a coroutine call each instead of a spawn, while those that
-  // suspend still all run concurrently: every queued task is started before any suspended
-  // one resumes. A runner resumed after its task suspended finishes that task only, and
-  // pumps what the completion queued.
+  // An asynchronous field (or a pending value) leaves a hole in the response and becomes a
+  // Task in a FIFO queue. Runners start the queued tasks: a runner is a coroutine that takes
+  // tasks one at a time and awaits each. Pump() spawns a runner, which runs inline until its
+  // task suspends (or the queue is empty); the next one then goes on with the queue.
+  // Resolvers that finish without suspending (a cache hit, a value already at hand) so cost
+  // a coroutine call each instead of a spawn, while those that suspend still all run
+  // concurrently: every queued task is started before any suspended one resumes. A runner
+  // resumed after its task suspended finishes that task only (its completion writes the
+  // hole), and pumps what the completion queued.
   struct Runner;
   struct Task {
     const Type* parent_type;
     Data parent;
     const FieldGroup* group;
-    Node* slot;
-    Context ctx;  // the field's context (capped by @budget, or the operation's)
+    ResponseText::Part* hole;
+    const PathNode* path;  // persistent (Persist)
+    Context ctx;           // the field's context (capped by @budget, or the operation's)
     json::object args;
     const Type* type;  // what the produced value completes as (the field's or a list item's type)
     std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
@@ -893,10 +886,23 @@ class Execution {
     bool draining = true;              // false once it suspended: it finishes its task only
   };
 
-  void SpawnAsync(const Type& parent_type, const Data& parent, const FieldGroup& g, Node* slot, const Context& fctx,
-                  json::object args, bool capped, const Type* type, std::shared_ptr<const Data::Producer> produce) {
-    Task& t = tasks_.emplace_back(Task{&parent_type, parent, &g, slot, fctx, std::move(args), type, std::move(produce),
-                                       capped, std::nullopt, nullptr, false});
+  const PathNode* Persist(const PathNode* p) {
+    if (!p) return nullptr;
+    if (p->saved) return p->saved;
+    PathNode& copy = paths_.emplace_back(PathNode{Persist(p->parent), p->key, p->index});
+    copy.saved = &copy;
+    p->saved = &copy;
+    return &copy;
+  }
+
+  void Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
+             const Context& fctx, json::object args, bool capped, const Type* type,
+             std::shared_ptr<const Data::Producer> produce) {
+    ResponseText::Part* target = type->is_non_null() ? NullableAbove() : nullptr;
+    ResponseText::Part* hole = text_.hole();
+    if (target) hole->target = target;
+    Task& t = tasks_.emplace_back(Task{&parent_type, parent, &g, hole, Persist(path), fctx, std::move(args), type,
+                                       std::move(produce), capped, std::nullopt, nullptr, false});
     queue_.push_back(&t);
     ++pending_;
   }
@@ -959,7 +965,9 @@ class Execution {
     task.done = true;
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
-    FailStopped(task.slot, task.type->is_non_null(), *task.group, task.ctx.stop_reason(), Duration::zero());
+    BeginWalk(task.hole);
+    FailStopped(task.path, task.type->is_non_null(), *task.group, task.ctx.stop_reason(), Duration::zero());
+    EndWalk();
     current_parent_type_ = saved;
     if (--pending_ == 0 && done_) done_->cancel();
   }
@@ -970,11 +978,15 @@ class Execution {
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     const FieldGroup& g = *task.group;
-    const bool non_null = task.type->is_non_null();
-    if (error)
-      FailWith(task.slot, non_null, g, error, task.ctx);  // a cancellation caused by a stop reports the stop
-    else
-      Complete(*task.type, g, std::move(result), task.slot, task.ctx);
+    BeginWalk(task.hole);
+    if (error) {  // a cancellation caused by a stop reports the stop
+      FailWith(task.path, task.type->is_non_null(), g, error, task.ctx);
+    } else {
+      const std::size_t deferred = tasks_.size();
+      Complete(*task.type, g, result, task.path, task.ctx);
+      if (tasks_.size() != deferred) Retain(std::move(result));
+    }
+    EndWalk();
     current_parent_type_ = saved;
     if (--pending_ == 0 && done_) done_->cancel();
   }
@@ -1020,7 +1032,12 @@ class Execution {
   std::size_t next_queued_ = 0;
   bool pumping_ = false;
   std::vector<std::shared_ptr<Runner>> runners_;
-  Node root_;
+  ResponseText text_;
+  std::vector<Frame> frames_;
+  std::size_t walk_frames_ = 0;              // frames_ below this belong to an earlier walk
+  ResponseText::Part* walk_part_ = nullptr;  // the part being written
+  std::deque<PathNode> paths_;               // tasks' paths
+  std::vector<Data> retained_;               // values deferred fields may point into
   Data root_data_;
   const Type* current_parent_type_ = nullptr;
   std::vector<GraphQLError> errors_;

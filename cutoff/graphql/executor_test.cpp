@@ -46,9 +46,8 @@ class Exec : public ::testing::Test {
     req.document = parsed.document.get();
     req.variables = boost::json::parse(variables).as_object();
     doc_ = std::move(parsed.document);
-    return cutoff::testing::RunSync([&]() -> asio::awaitable<Response> {
-      co_return co_await execute(*schema_, req, ctx, options);
-    });
+    return cutoff::testing::RunSync(
+        [&]() -> asio::awaitable<Response> { co_return co_await execute(*schema_, req, ctx, options); });
   }
 
   std::string Json(const std::string& query, const std::string& root_json = "{}", Context ctx = Context()) {
@@ -61,11 +60,13 @@ class Exec : public ::testing::Test {
 };
 
 TEST_F(Exec, ResolvesFromJsonInSelectionOrder) {
-  Build("type Query { item: Item items: [Item!]! } type Item { id: ID! name: String qty: Int price: Float ok: Boolean }");
-  EXPECT_EQ(Json("{ items { name id } item { qty price ok alias: id } }",
-                 R"({"item": {"id": 7, "qty": 3, "price": 2.5, "ok": true},
+  Build(
+      "type Query { item: Item items: [Item!]! } type Item { id: ID! name: String qty: Int price: Float ok: Boolean }");
+  EXPECT_EQ(
+      Json("{ items { name id } item { qty price ok alias: id } }",
+           R"({"item": {"id": 7, "qty": 3, "price": 2.5, "ok": true},
                      "items": [{"id": "a", "name": "A"}, {"id": "b", "name": null}]})"),
-            R"({"data":{"items":[{"name":"A","id":"a"},{"name":null,"id":"b"}],"item":{"qty":3,"price":2.5,"ok":true,"alias":"7"}}})");
+      R"({"data":{"items":[{"name":"A","id":"a"},{"name":null,"id":"b"}],"item":{"qty":3,"price":2.5,"ok":true,"alias":"7"}}})");
 }
 
 TEST_F(Exec, NullInNonNullFieldBubblesToNearestNullableAncestor) {
@@ -74,8 +75,9 @@ TEST_F(Exec, NullInNonNullFieldBubblesToNearestNullableAncestor) {
   EXPECT_EQ(r.data, R"({"a":null})");
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].message, "Cannot return null for non-nullable field B.c.");
-  EXPECT_EQ(r.errors[0].to_json(),
-            R"({"message":"Cannot return null for non-nullable field B.c.","locations":[{"line":1,"column":11}],"path":["a","b","c"]})");
+  EXPECT_EQ(
+      r.errors[0].to_json(),
+      R"({"message":"Cannot return null for non-nullable field B.c.","locations":[{"line":1,"column":11}],"path":["a","b","c"]})");
 }
 
 TEST_F(Exec, NonNullRootFieldNullsData) {
@@ -134,29 +136,81 @@ TEST_F(Exec, AbstractTypesFromTypename) {
 }
 
 TEST_F(Exec, Introspection) {
-  Build("\"Root\" type Query { w: Warehouse } type Warehouse { id: ID! bins(first: Int = 10): [Bin!]! } type Bin { id: ID }");
+  Build(
+      "\"Root\" type Query { w: Warehouse } type Warehouse { id: ID! bins(first: Int = 10): [Bin!]! } type Bin { id: "
+      "ID }");
   Response r = Run(R"({ __schema { queryType { name } } __type(name: "Warehouse") { kind name
       fields { name args { name defaultValue type { name } } type { kind name ofType { kind ofType { kind ofType { name } } } } } } })");
   EXPECT_TRUE(r.errors.empty()) << r.to_json();
-  EXPECT_EQ(r.data,
-            R"({"__schema":{"queryType":{"name":"Query"}},"__type":{"kind":"OBJECT","name":"Warehouse","fields":[)"
-            R"({"name":"id","args":[],"type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"SCALAR","ofType":null}}},)"
-            R"({"name":"bins","args":[{"name":"first","defaultValue":"10","type":{"name":"Int"}}],)"
-            R"("type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"LIST","ofType":{"kind":"NON_NULL","ofType":{"name":"Bin"}}}}}]}})");
+  EXPECT_EQ(
+      r.data,
+      R"({"__schema":{"queryType":{"name":"Query"}},"__type":{"kind":"OBJECT","name":"Warehouse","fields":[)"
+      R"({"name":"id","args":[],"type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"SCALAR","ofType":null}}},)"
+      R"({"name":"bins","args":[{"name":"first","defaultValue":"10","type":{"name":"Int"}}],)"
+      R"("type":{"kind":"NON_NULL","name":null,"ofType":{"kind":"LIST","ofType":{"kind":"NON_NULL","ofType":{"name":"Bin"}}}}}]}})");
 }
 
 TEST_F(Exec, IntrospectionShowsBudgets) {
-  Build(R"("Stock" schema { query: Query } type Query { w: W } type W { "Slow." value: Float @budget(ms: 120) id: ID })");
+  Build(
+      R"("Stock" schema { query: Query } type Query { w: W } type W { "Slow." value: Float @budget(ms: 120) id: ID })");
   schema_->declare_operation_budget(std::chrono::milliseconds(2000));
   Response r = Run(R"({ __schema { description } __type(name: "W") { fields { name description } } })");
   EXPECT_TRUE(r.errors.empty()) << r.to_json();
-  EXPECT_EQ(r.data,
-            R"({"__schema":{"description":"Stock\n\nTime budget: each operation runs under at most 2000 ms."},)"
-            R"("__type":{"fields":[{"name":"value","description":"Slow.\n\nTime budget: this field is cut after 120 ms."},)"
-            R"({"name":"id","description":null}]}})");
+  EXPECT_EQ(
+      r.data,
+      R"({"__schema":{"description":"Stock\n\nTime budget: each operation runs under at most 2000 ms."},)"
+      R"("__type":{"fields":[{"name":"value","description":"Slow.\n\nTime budget: this field is cut after 120 ms."},)"
+      R"({"name":"id","description":null}]}})");
 }
 
 // ---- deadlines ----------------------------------------------------------------------------------
+
+// Asynchronous fields start after the synchronous part of the operation is written: a
+// parent they read after suspending (here a JSON item of a list another resolver owns) must
+// still be there.
+TEST_F(Exec, AsynchronousFieldsReadTheirParentAfterSuspending) {
+  Build("type Query { items: [Item!]! } type Item { name: String! label: String! inner: [Item!] }");
+  schema_->resolve("Query", "items", [](FieldContext&) {
+    return Data::json_value(boost::json::parse(R"([{"name": "a", "inner": [{"name": "a1"}]}, {"name": "b"}])"));
+  });
+  schema_->resolve_async("Item", "label", [](FieldContext& f) -> asio::awaitable<Data> {
+    co_await Sleep(5ms);
+    co_return Data::from("label of " + std::string(f.parent.if_json()->as_object().at("name").as_string()));
+  });
+  EXPECT_EQ(Json("{ items { label inner { label } } }"),
+            R"({"data":{"items":[{"label":"label of a","inner":[{"label":"label of a1"}]},)"
+            R"({"label":"label of b","inner":null}]}})");
+}
+
+// A non-null asynchronous field that fails after the text around it was written nulls the
+// nearest nullable value around it, and only that: siblings written before and after it keep
+// their values, and an error further inside an already nulled value is not reported again.
+TEST_F(Exec, LateNullsReplaceOnlyTheNearestNullableValue) {
+  Build(R"(type Query { boxes: [Box] }
+           type Box { id: Int! item: Item! after: Int }
+           type Item { ok: Int! late: Int! })");
+  schema_->resolve("Query", "boxes", [](FieldContext&) {
+    Data::List boxes;
+    for (int i = 0; i < 3; ++i) boxes.push_back(Data::from(i));
+    return Data::list(std::move(boxes));
+  });
+  schema_->resolve("Box", "id", [](FieldContext& f) { return f.parent; });
+  schema_->resolve("Box", "item", [](FieldContext& f) { return f.parent; });
+  schema_->resolve("Box", "after", [](FieldContext&) { return Data::from(9); });
+  schema_->resolve("Item", "ok", [](FieldContext&) { return Data::from(1); });
+  schema_->resolve_async("Item", "late", [](FieldContext& f) -> asio::awaitable<Data> {
+    const std::int64_t i = std::get<std::int64_t>(f.parent.storage());
+    co_await Sleep(std::chrono::milliseconds(5 * (3 - i)));
+    if (i == 1) throw FieldError("late failed");
+    co_return Data::from(i * 10);
+  });
+  Response r = Run("{ boxes { id item { ok late } after } }");
+  EXPECT_EQ(r.data, R"({"boxes":[{"id":0,"item":{"ok":1,"late":0},"after":9},null,)"
+                    R"({"id":2,"item":{"ok":1,"late":20},"after":9}]})");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].to_json(),
+            R"({"message":"late failed","locations":[{"line":1,"column":24}],"path":["boxes",1,"item","late"]})");
+}
 
 class Deadlines : public Exec {
  protected:
@@ -285,8 +339,8 @@ TEST_F(Deadlines, MutationFieldsRunSeriallyAndACutLeavesLaterOnesUnstarted) {
     applied.push_back(n);
     co_return Data::from(n);
   });
-  Response r = Run("mutation { a: step(n: 1) b: step(n: 2) c: step(n: 3) d: step(n: 4) }", "{}",
-                   Context().with_timeout(150ms));
+  Response r =
+      Run("mutation { a: step(n: 1) b: step(n: 2) c: step(n: 3) d: step(n: 4) }", "{}", Context().with_timeout(150ms));
   EXPECT_EQ(applied, (std::vector<int>{1, 2}));  // serial: 60 + 60 < 150 < 180
   EXPECT_EQ(r.data, R"({"a":1,"b":2,"c":null,"d":null})");
   ASSERT_EQ(r.errors.size(), 2u);

@@ -1,0 +1,104 @@
+#include "cutoff/graphql/internal/response_text.hpp"
+
+#include <utility>
+
+namespace cutoff::graphql::internal {
+
+ResponseText::Segment* ResponseText::NewSegment(std::size_t begin, std::size_t end, Part* part) {
+  return &segments_.emplace_back(Segment{begin, end, part, nullptr});
+}
+
+void ResponseText::Append(Part& p, Segment* s) noexcept {
+  if (p.tail)
+    p.tail->next = s;
+  else
+    p.head = s;
+  p.tail = s;
+}
+
+void ResponseText::Close(Part& p) {
+  if (buf_.size() > p.run) Append(p, NewSegment(p.run, buf_.size(), nullptr));
+  p.run = buf_.size();
+}
+
+void ResponseText::truncate(const Mark& m) noexcept {
+  Part& p = *m.part;
+  buf_.resize(m.offset);
+  p.tail = m.tail;
+  if (m.tail)
+    m.tail->next = nullptr;
+  else
+    p.head = nullptr;
+  p.run = m.run;
+}
+
+ResponseText::Part* ResponseText::cut(const Mark& m) {
+  Part& outer = *m.part;
+  Close(outer);
+  Part* block = &parts_.emplace_back();
+  // The segments after the mark: the first may be the run that was open at the mark, which
+  // holds text from before it too.
+  Segment* first = m.tail ? m.tail->next : outer.head;
+  Segment* keep = m.tail;  // the last segment that stays outside
+  Segment* last = outer.tail;
+  if (first && !first->part && first->begin < m.offset) {
+    Segment* rest = first->end > m.offset ? NewSegment(m.offset, first->end, nullptr) : nullptr;
+    first->end = m.offset;
+    keep = first;
+    if (rest) {
+      rest->next = first->next;
+      if (last == first) last = rest;
+    } else if (last == first) {
+      last = nullptr;
+    }
+    first = rest ? rest : first->next;
+  }
+  if (first) {
+    block->head = first;
+    block->tail = last;
+  }
+  outer.tail = keep;
+  if (keep)
+    keep->next = nullptr;
+  else
+    outer.head = nullptr;
+  Append(outer, NewSegment(0, 0, block));
+  begin(block);
+  return block;
+}
+
+ResponseText::Part* ResponseText::hole() {
+  Close(*current_);
+  Part* h = &parts_.emplace_back();
+  Append(*current_, NewSegment(0, 0, h));
+  return h;
+}
+
+void ResponseText::Render(const Part& p, std::string& out) const {
+  if (p.nulled) {
+    out += "null";
+    return;
+  }
+  for (const Segment* s = p.head; s; s = s->next) {
+    if (s->part)
+      Render(*s->part, out);
+    else
+      out.append(buf_, s->begin, s->end - s->begin);
+  }
+}
+
+std::string ResponseText::render() && {
+  if (root_.nulled) return "null";
+  // Everything completed at once: the buffer is the text.
+  if (!root_.head ||
+      (root_.head == root_.tail && !root_.head->part && root_.head->begin == 0 && root_.head->end == buf_.size())) {
+    if (!root_.head) return {};
+    return std::move(buf_);
+  }
+  std::string out;
+  out.reserve(buf_.size());
+  Render(root_, out);
+  return out;
+}
+
+}  // namespace cutoff::graphql::internal

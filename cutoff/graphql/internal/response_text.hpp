@@ -1,0 +1,119 @@
+// ResponseText: the JSON text of a GraphQL response's `data`, written in one pass while its
+// fields complete out of order.
+//
+// Fields that complete at once are written straight into one buffer, in selection order.
+// A field whose value comes later (an asynchronous resolver) leaves a hole in the text, which
+// its completion fills. Any part of the text may still have to become `null` after it was
+// written (a non-null field inside it failed later): the writer marks where such a value
+// starts, and either truncates back to the mark (the failure came while it was being
+// written) or cuts the text since the mark into a block that can be nulled later (a hole
+// inside it may still fail). Holes and blocks are parts; render() writes a nulled part as
+// `null`. The executor uses it; nothing here knows about GraphQL.
+//
+//   ResponseText text;
+//   text.begin(text.root());
+//   text.out() += R"({"a":1,"b":)";
+//   ResponseText::Part* b = text.hole();  // b's value comes later
+//   text.out() += "}";
+//   text.end();
+//   text.begin(b);
+//   text.out() += "2";
+//   text.end();
+//   std::string json = std::move(text).render();  // {"a":1,"b":2}
+//
+// Not thread-safe. One part is written at a time: begin(p) ... end().
+#ifndef CUTOFF_GRAPHQL_INTERNAL_RESPONSE_TEXT_HPP_
+#define CUTOFF_GRAPHQL_INTERNAL_RESPONSE_TEXT_HPP_
+
+#include <cstddef>
+#include <deque>
+#include <string>
+
+namespace cutoff::graphql::internal {
+
+class ResponseText {
+ public:
+  struct Part;
+  // A run of text [begin, end) of the buffer, or a part.
+  struct Segment {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    Part* part = nullptr;
+    Segment* next = nullptr;
+  };
+  // A hole, a block, or the root: a list of segments, rendered as `null` once nulled.
+  struct Part {
+    Segment* head = nullptr;
+    Segment* tail = nullptr;
+    std::size_t run = 0;  // where the open text run starts while this part is written
+    bool nulled = false;
+    // Where a null arriving at this part's own position lands: the part itself when the
+    // position is nullable (the default), else the nearest nullable part around it. Set by
+    // the caller.
+    Part* target = this;
+  };
+  // A position in the part being written.
+  struct Mark {
+    Part* part;
+    Segment* tail;
+    std::size_t run;
+    std::size_t offset;
+  };
+
+  ResponseText() = default;
+  ResponseText(const ResponseText&) = delete;
+  ResponseText& operator=(const ResponseText&) = delete;
+
+  Part* root() noexcept { return &root_; }
+  Part* current() const noexcept { return current_; }
+
+  // Where text is appended (to the current part).
+  std::string& out() noexcept { return buf_; }
+
+  // Writing continues at the end of `p`, until end().
+  void begin(Part* p) noexcept {
+    current_ = p;
+    p->run = buf_.size();
+  }
+  void end() {
+    Close(*current_);
+    current_ = nullptr;
+  }
+
+  Mark mark() const noexcept { return Mark{current_, current_->tail, current_->run, buf_.size()}; }
+
+  // Discards everything written to the current part since `m` (parts included).
+  void truncate(const Mark& m) noexcept;
+
+  // What was written to the current part since `m` becomes a new block, which sits where `m`
+  // was and becomes the current part. End it with resume(m.part).
+  Part* cut(const Mark& m);
+
+  // Ends the current part (a block from cut()) and goes on writing `outer` after it.
+  void resume(Part* outer) {
+    Close(*current_);
+    begin(outer);
+  }
+
+  // A new hole at the current position.
+  Part* hole();
+
+  // The whole text, nulled parts as `null`. Call after end().
+  std::string render() &&;
+
+ private:
+  Segment* NewSegment(std::size_t begin, std::size_t end, Part* part);
+  void Append(Part& p, Segment* s) noexcept;
+  void Close(Part& p);  // the open text run becomes a segment
+  void Render(const Part& p, std::string& out) const;
+
+  std::string buf_;
+  Part root_;
+  Part* current_ = nullptr;
+  std::deque<Segment> segments_;
+  std::deque<Part> parts_;
+};
+
+}  // namespace cutoff::graphql::internal
+
+#endif  // CUTOFF_GRAPHQL_INTERNAL_RESPONSE_TEXT_HPP_
