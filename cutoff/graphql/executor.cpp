@@ -74,6 +74,12 @@ void AppendInt(std::string& out, std::int64_t v) {
   out.append(buf, r.ptr);
 }
 
+// The size of the last response on this thread, up to 64 KiB (below where malloc maps memory
+// for a block of its own): a server answering similar operations writes each response
+// without growing its text over and over.
+constexpr std::size_t kMaxResponseSizeHint = 64 * 1024;
+thread_local std::size_t response_size_hint = 0;
+
 // ---- field collection ----------------------------------------------------------------------------
 
 struct Collected;
@@ -82,7 +88,7 @@ struct FieldGroup {
   std::string_view key;
   std::vector<const Selection*> nodes;
   const Field* def = nullptr;  // null: not a field of the type (validation rejects these)
-  std::string member;          // `"key":`, written before the field's value
+  std::string member;          // `,"key":`, written before the field's value (without the comma for the first)
   // The sub-selection collected for the object type the field completed as last (most
   // fields complete as one type: this saves a lookup per object).
   mutable const Type* sub_type = nullptr;
@@ -249,14 +255,14 @@ class Execution {
     const Collected& fields = Collect(*root_type, &op_->selection_set, {&op_->selection_set});
     root_data_ = req_.root_value;
     ResponseText::Part* data = text_.root();
+    out().reserve(response_size_hint);
     if (op_->type == OperationType::mutation) {
       // Root mutation fields run one after another, each to completion.
       BeginWalk(data);
       out().push_back('{');
       for (std::size_t k = 0; k < fields.groups.size(); ++k) {
         const FieldGroup& g = fields.groups[k];
-        if (k) out().push_back(',');
-        out() += g.member;
+        out().append(g.member, k == 0 ? 1 : 0);
         const PathNode path{nullptr, g.key};
         ExecuteField(*root_type, root_data_, g, &path, ctx_);
         EndWalk();
@@ -290,6 +296,7 @@ class Execution {
       co_return resp;
     }
     resp.data = std::move(text_).render();
+    response_size_hint = std::min<std::size_t>(resp.data.size(), kMaxResponseSizeHint);
     resp.errors = std::move(errors_);
     co_return resp;
   }
@@ -432,6 +439,7 @@ class Execution {
         g.def = &schema_.type_meta_field();
       else
         g.def = type.find_field(name);
+      g.member.push_back(',');
       append_json_string(g.member, g.key);
       g.member.push_back(':');
     }
@@ -593,8 +601,7 @@ class Execution {
     out().push_back('{');
     for (std::size_t k = 0; k < fields.groups.size(); ++k) {
       const FieldGroup& g = fields.groups[k];
-      if (k) out().push_back(',');
-      out() += g.member;
+      out().append(g.member, k == 0 ? 1 : 0);
       const PathNode field_path{path, g.key};
       // A non-null field failed: its siblings are not started.
       if (!ExecuteField(type, parent, g, &field_path, ctx)) return false;
@@ -652,47 +659,62 @@ class Execution {
       out() += "null";
       return true;
     }
-    const bool non_null = def->type->is_non_null();
-    if (def == &schema_.typename_meta_field()) {
+    if (def->budget) {
+      const Context capped = ctx.with_timeout(*def->budget);
+      return ExecuteFieldUnder(*def, parent_type, parent, g, path, capped);
+    }
+    return ExecuteFieldUnder(*def, parent_type, parent, g, path, ctx);
+  }
+
+  // Executes the field under `fctx`, its own context.
+  bool ExecuteFieldUnder(const Field& def, const Type& parent_type, const Data& parent, const FieldGroup& g,
+                         const PathNode* path, const Context& fctx) {
+    const bool non_null = def.type->is_non_null();
+    if (&def == &schema_.typename_meta_field()) {
       append_json_string(out(), parent_type.name);
       return true;
     }
-    Context capped;
-    const Context* fctx = &ctx;
-    if (def->budget) {
-      capped = ctx.with_timeout(*def->budget);
-      fctx = &capped;
-    }
-    if (fctx->stop_requested())  // never start a field after the stop
-      return FailStopped(path, non_null, g, fctx->stop_reason(), Duration::zero());
+    if (fctx.stop_requested())  // never start a field after the stop
+      return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero());
     static const json::object kNoArguments;
-    json::object coerced;
-    if (!def->args.empty()) {
+    const json::object* args = &kNoArguments;
+    std::optional<json::object> coerced;
+    if (!def.args.empty()) {
       std::string error;
-      coerced = CoerceArguments(*def, *g.nodes[0], &error);
+      coerced.emplace(CoerceArguments(def, *g.nodes[0], &error));
       if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
+      args = &*coerced;
     }
-    if (def->async) {
-      Defer(parent_type, parent, g, path, *fctx, std::move(coerced), def->budget.has_value(), def->type, nullptr);
+    if (def.async) {
+      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.budget.has_value(),
+            def.type, nullptr);
       return true;
     }
-    Data result;
-    try {
-      if (def->sync) {
-        FieldContext fc{*fctx,      parent,     def->args.empty() ? kNoArguments : coerced, *def, parent_type, schema_,
-                        variables_, *g.nodes[0]};
-        result = def->sync(fc);
-      } else {
-        // A subscription event's root field is the event itself unless a resolver maps it.
-        result = event_ && &parent == &root_data_ ? parent : DefaultResolve(parent, def->name);
-      }
-    } catch (...) {
-      return FailWith(path, non_null, g, std::current_exception(), *fctx);
-    }
+    std::exception_ptr error;
+    Data result = Resolve(def, parent_type, parent, *args, g, fctx, error);
+    if (error) return FailWith(path, non_null, g, error, fctx);
     const std::size_t deferred = tasks_.size();
-    const bool ok = Complete(*def->type, g, result, path, *fctx);
+    const bool ok = Complete(*def.type, g, result, path, fctx);
     if (tasks_.size() != deferred) Retain(std::move(result));
     return ok;
+  }
+
+  // Calls the field's synchronous resolver (or the default one); what it throws lands in
+  // `error`. Returns the value in place (no moves on the hot path).
+  Data Resolve(const Field& def, const Type& parent_type, const Data& parent, const json::object& args,
+               const FieldGroup& g, const Context& fctx, std::exception_ptr& error) {
+    try {
+      if (def.sync) {
+        FieldContext fc{fctx, parent, args, def, parent_type, schema_, variables_, *g.nodes[0]};
+        return def.sync(fc);
+      }
+      // A subscription event's root field is the event itself unless a resolver maps it.
+      if (event_ && &parent == &root_data_) return parent;
+      return DefaultResolve(parent, def.name);
+    } catch (...) {
+      error = std::current_exception();
+      return Data();
+    }
   }
 
   // Fields deferred while completing `value` may point into it (a list's JSON items, the
@@ -1052,7 +1074,9 @@ class Execution {
 }  // namespace
 
 std::string Response::to_json() const {
-  std::string out = "{";
+  std::string out;
+  out.reserve(data.size() + 16 + 128 * errors.size());  // one allocation for most responses
+  out.push_back('{');
   if (!errors.empty()) {
     out += "\"errors\":[";
     for (std::size_t i = 0; i < errors.size(); ++i) {
