@@ -693,9 +693,9 @@ class Execution {
     std::exception_ptr error;
     Data result = Resolve(def, parent_type, parent, *args, g, fctx, error);
     if (error) return FailWith(path, non_null, g, error, fctx);
-    const std::size_t deferred = tasks_.size();
+    const std::size_t deferred = task_count_;
     const bool ok = Complete(*def.type, g, result, path, fctx);
-    if (tasks_.size() != deferred) Retain(std::move(result));
+    if (task_count_ != deferred) Retain(std::move(result));
     return ok;
   }
 
@@ -721,7 +721,10 @@ class Execution {
   // members the default resolver reads): it lives as long as the execution. Moving keeps
   // what it points to in place (the JSON, the list's items, an owned object).
   void Retain(Data value) {
-    if (value.storage().index() != 0) retained_.push_back(std::move(value));
+    const Data::Storage& s = value.storage();
+    const auto* object = std::get_if<Data::Object>(&s);
+    if (std::holds_alternative<Data::OwnedJson>(s) || std::holds_alternative<Data::List>(s) || (object && object->keep))
+      retained_.push_back(std::move(value));
   }
 
   std::string CannotReturnNull(const FieldGroup& g) const {
@@ -888,14 +891,14 @@ class Execution {
   // hole), and pumps what the completion queued.
   struct Runner;
   struct Task {
-    const Type* parent_type;
+    const Type* parent_type = nullptr;
     Data parent;
-    const FieldGroup* group;
-    ResponseText::Part* hole;
-    const PathNode* path;  // persistent (Persist)
-    Context ctx;           // the field's context (capped by @budget, or the operation's)
+    const FieldGroup* group = nullptr;
+    ResponseText::Part* hole = nullptr;
+    const PathNode* path = nullptr;  // persistent (Persist)
+    Context ctx;                     // the field's context (capped by @budget, or the operation's)
     json::object args;
-    const Type* type;  // what the produced value completes as (the field's or a list item's type)
+    const Type* type = nullptr;  // what the produced value completes as (the field's or a list item's type)
     std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
     bool capped = false;
     std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields, while running
@@ -923,10 +926,26 @@ class Execution {
     ResponseText::Part* target = type->is_non_null() ? NullableAbove() : nullptr;
     ResponseText::Part* hole = text_.hole();
     if (target) hole->target = target;
-    Task& t = tasks_.emplace_back(Task{&parent_type, parent, &g, hole, Persist(path), fctx, std::move(args), type,
-                                       std::move(produce), capped, std::nullopt, nullptr, false});
+    Task& t = NewTask();
+    t.parent_type = &parent_type;
+    t.parent = parent;
+    t.group = &g;
+    t.hole = hole;
+    t.path = Persist(path);
+    t.ctx = fctx;
+    t.args = std::move(args);
+    t.type = type;
+    t.produce = std::move(produce);
+    t.capped = capped;
     queue_.push_back(&t);
     ++pending_;
+  }
+
+  // Tasks live in blocks (stable addresses, one allocation per block) until the execution ends.
+  Task& NewTask() {
+    constexpr std::size_t kBlock = 64;
+    if (task_count_ % kBlock == 0) task_blocks_.push_back(std::make_unique<Task[]>(kBlock));
+    return task_blocks_.back()[task_count_++ % kBlock];
   }
 
   // Starts queued tasks until none is left.
@@ -1004,9 +1023,9 @@ class Execution {
     if (error) {  // a cancellation caused by a stop reports the stop
       FailWith(task.path, task.type->is_non_null(), g, error, task.ctx);
     } else {
-      const std::size_t deferred = tasks_.size();
+      const std::size_t deferred = task_count_;
       Complete(*task.type, g, result, task.path, task.ctx);
-      if (tasks_.size() != deferred) Retain(std::move(result));
+      if (task_count_ != deferred) Retain(std::move(result));
     }
     EndWalk();
     current_parent_type_ = saved;
@@ -1049,7 +1068,8 @@ class Execution {
   asio::any_io_executor executor_;
   asio::steady_timer* done_ = nullptr;
   std::size_t pending_ = 0;
-  std::deque<Task> tasks_;    // every task of the execution (stable addresses)
+  std::vector<std::unique_ptr<Task[]>> task_blocks_;  // every task of the execution (NewTask)
+  std::size_t task_count_ = 0;
   std::vector<Task*> queue_;  // tasks not started yet, from next_queued_ on
   std::size_t next_queued_ = 0;
   bool pumping_ = false;
