@@ -414,6 +414,25 @@ void append_js_number(std::string& out, double d) {
     out.push_back('0');
     return;
   }
+  // Integers below 2^53 print as integers; fractions from 1e-6 on in the fixed notation,
+  // which the shortest round-trip form of to_chars is whenever it has no exponent. (Doubles
+  // from 2^53 on are all integers, which to_chars would print with every digit, exactly.)
+  const bool integral = d == std::trunc(d);
+  if (integral && std::fabs(d) < 9007199254740992.0) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(d));
+    out.append(buf, r.ptr);
+    return;
+  }
+  if (!integral && std::fabs(d) >= 1e-6) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, d);
+    const std::string_view plain(buf, static_cast<std::size_t>(r.ptr - buf));
+    if (plain.find('e') == std::string_view::npos) {
+      out += plain;
+      return;
+    }
+  }
   if (d < 0) {
     out.push_back('-');
     d = -d;
