@@ -22,6 +22,7 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/graphql/internal/blocks.hpp"
 #include "cutoff/graphql/internal/response_text.hpp"
 #include "cutoff/graphql/values.hpp"
 
@@ -693,9 +694,9 @@ class Execution {
     std::exception_ptr error;
     Data result = Resolve(def, parent_type, parent, *args, g, fctx, error);
     if (error) return FailWith(path, non_null, g, error, fctx);
-    const std::size_t deferred = task_count_;
+    const std::size_t deferred = tasks_.size();
     const bool ok = Complete(*def.type, g, result, path, fctx);
-    if (task_count_ != deferred) Retain(std::move(result));
+    if (tasks_.size() != deferred) Retain(std::move(result));
     return ok;
   }
 
@@ -914,7 +915,7 @@ class Execution {
   const PathNode* Persist(const PathNode* p) {
     if (!p) return nullptr;
     if (p->saved) return p->saved;
-    PathNode& copy = paths_.emplace_back(PathNode{Persist(p->parent), p->key, p->index});
+    PathNode& copy = paths_.emplace(PathNode{Persist(p->parent), p->key, p->index});
     copy.saved = &copy;
     p->saved = &copy;
     return &copy;
@@ -926,7 +927,7 @@ class Execution {
     ResponseText::Part* target = type->is_non_null() ? NullableAbove() : nullptr;
     ResponseText::Part* hole = text_.hole();
     if (target) hole->target = target;
-    Task& t = NewTask();
+    Task& t = tasks_.emplace();
     t.parent_type = &parent_type;
     t.parent = parent;
     t.group = &g;
@@ -939,13 +940,6 @@ class Execution {
     t.capped = capped;
     queue_.push_back(&t);
     ++pending_;
-  }
-
-  // Tasks live in blocks (stable addresses, one allocation per block) until the execution ends.
-  Task& NewTask() {
-    constexpr std::size_t kBlock = 64;
-    if (task_count_ % kBlock == 0) task_blocks_.push_back(std::make_unique<Task[]>(kBlock));
-    return task_blocks_.back()[task_count_++ % kBlock];
   }
 
   // Starts queued tasks until none is left.
@@ -1023,9 +1017,9 @@ class Execution {
     if (error) {  // a cancellation caused by a stop reports the stop
       FailWith(task.path, task.type->is_non_null(), g, error, task.ctx);
     } else {
-      const std::size_t deferred = task_count_;
+      const std::size_t deferred = tasks_.size();
       Complete(*task.type, g, result, task.path, task.ctx);
-      if (task_count_ != deferred) Retain(std::move(result));
+      if (tasks_.size() != deferred) Retain(std::move(result));
     }
     EndWalk();
     current_parent_type_ = saved;
@@ -1068,9 +1062,8 @@ class Execution {
   asio::any_io_executor executor_;
   asio::steady_timer* done_ = nullptr;
   std::size_t pending_ = 0;
-  std::vector<std::unique_ptr<Task[]>> task_blocks_;  // every task of the execution (NewTask)
-  std::size_t task_count_ = 0;
-  std::vector<Task*> queue_;  // tasks not started yet, from next_queued_ on
+  internal::Blocks<Task, 64> tasks_;  // every task of the execution
+  std::vector<Task*> queue_;          // tasks not started yet, from next_queued_ on
   std::size_t next_queued_ = 0;
   bool pumping_ = false;
   std::vector<std::shared_ptr<Runner>> runners_;
@@ -1078,7 +1071,7 @@ class Execution {
   std::vector<Frame> frames_;
   std::size_t walk_frames_ = 0;              // frames_ below this belong to an earlier walk
   ResponseText::Part* walk_part_ = nullptr;  // the part being written
-  std::deque<PathNode> paths_;               // tasks' paths
+  internal::Blocks<PathNode> paths_;         // tasks' paths
   std::vector<Data> retained_;               // values deferred fields may point into
   Data root_data_;
   const Type* current_parent_type_ = nullptr;

@@ -5,7 +5,7 @@
 namespace cutoff::graphql::internal {
 
 ResponseText::Segment* ResponseText::NewSegment(std::size_t begin, std::size_t end, Part* part) {
-  return &segments_.emplace_back(Segment{begin, end, part, nullptr});
+  return &segments_.emplace(Segment{begin, end, part, nullptr});
 }
 
 void ResponseText::Append(Part& p, Segment* s) noexcept {
@@ -35,7 +35,7 @@ void ResponseText::truncate(const Mark& m) noexcept {
 ResponseText::Part* ResponseText::cut(const Mark& m) {
   Part& outer = *m.part;
   Close(outer);
-  Part* block = &parts_.emplace_back();
+  Part* block = &parts_.emplace();
   // The segments after the mark: the first may be the run that was open at the mark, which
   // holds text from before it too.
   Segment* first = m.tail ? m.tail->next : outer.head;
@@ -69,7 +69,7 @@ ResponseText::Part* ResponseText::cut(const Mark& m) {
 
 ResponseText::Part* ResponseText::hole() {
   Close(*current_);
-  Part* h = &parts_.emplace_back();
+  Part* h = &parts_.emplace();
   Append(*current_, NewSegment(0, 0, h));
   return h;
 }

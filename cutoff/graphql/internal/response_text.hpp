@@ -26,8 +26,9 @@
 #define CUTOFF_GRAPHQL_INTERNAL_RESPONSE_TEXT_HPP_
 
 #include <cstddef>
-#include <deque>
 #include <string>
+
+#include "cutoff/graphql/internal/blocks.hpp"
 
 namespace cutoff::graphql::internal {
 
@@ -110,8 +111,8 @@ class ResponseText {
   std::string buf_;
   Part root_;
   Part* current_ = nullptr;
-  std::deque<Segment> segments_;
-  std::deque<Part> parts_;
+  Blocks<Segment> segments_;
+  Blocks<Part> parts_;
 };
 
 }  // namespace cutoff::graphql::internal
