@@ -1086,23 +1086,40 @@ class Execution {
 
 }  // namespace
 
-std::string Response::to_json() const {
-  std::string out;
-  out.reserve(data.size() + 16 + 128 * errors.size());  // one allocation for most responses
+namespace {
+
+// `{"errors":[...],` (when there are errors), then `"data":` when there is data.
+void AppendResponseHead(const Response& r, std::string& out) {
   out.push_back('{');
-  if (!errors.empty()) {
+  if (!r.errors.empty()) {
     out += "\"errors\":[";
-    for (std::size_t i = 0; i < errors.size(); ++i) {
+    for (std::size_t i = 0; i < r.errors.size(); ++i) {
       if (i) out.push_back(',');
-      errors[i].append_json(out);
+      r.errors[i].append_json(out);
     }
     out.push_back(']');
+    if (r.has_data) out.push_back(',');
   }
-  if (has_data) {
-    if (!errors.empty()) out.push_back(',');
-    out += "\"data\":";
-    out += data.empty() ? "null" : data;
-  }
+  if (r.has_data) out += "\"data\":";
+}
+
+}  // namespace
+
+std::string Response::to_json() const& {
+  std::string out;
+  out.reserve(data.size() + 16 + 128 * errors.size());  // one allocation for most responses
+  AppendResponseHead(*this, out);
+  if (has_data) out += data.empty() ? "null" : data;
+  out.push_back('}');
+  return out;
+}
+
+std::string Response::to_json() && {
+  if (!has_data || data.empty()) return static_cast<const Response&>(*this).to_json();
+  std::string head;
+  AppendResponseHead(*this, head);
+  std::string out = std::move(data);
+  out.insert(0, head);
   out.push_back('}');
   return out;
 }

@@ -98,8 +98,10 @@ struct Response {
   std::string data;       // JSON text of `data` ("null" when it was nulled)
   std::vector<GraphQLError> errors;
 
-  // {"errors":[...],"data":...}: members present only when meaningful; errors first.
-  std::string to_json() const;
+  // {"errors":[...],"data":...}: members present only when meaningful; errors first. The
+  // rvalue form writes into `data`'s buffer instead of copying it.
+  std::string to_json() const&;
+  std::string to_json() &&;
 };
 
 // The operation `name` selects in `doc`, or its only operation when `name` is empty; null when
@@ -164,8 +166,7 @@ class Subscription {
   const Context& context() const noexcept { return ctx_; }
 
  private:
-  friend boost::asio::awaitable<SubscribeResult> subscribe(const Schema&, const Request&, Context,
-                                                           SubscribeOptions);
+  friend boost::asio::awaitable<SubscribeResult> subscribe(const Schema&, const Request&, Context, SubscribeOptions);
   Subscription(const Schema& schema, const Request& request, Context ctx, SubscribeOptions options,
                std::unique_ptr<EventStream> stream, std::string field_key, Location field_location);
   void Stop(StopReason reason);

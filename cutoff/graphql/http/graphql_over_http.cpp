@@ -228,7 +228,7 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
       status = result.errors.front().code == "SHUTTING_DOWN" ? 503 : 504;
     }
   }
-  HttpResponse out = HttpResponse::json(status, result.to_json(), content_type);
+  HttpResponse out = HttpResponse::json(status, std::move(result).to_json(), content_type);
   if (status == 504) out.headers.set(http::kDeadlineExpiredHeader, "1");
   co_return out;
 }

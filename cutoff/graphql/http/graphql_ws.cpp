@@ -228,7 +228,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       Send(Message("error", id, ErrorsPayload(response.errors)));
       co_return;
     }
-    Send(Message("next", id, response.to_json()));
+    Send(Message("next", id, std::move(response).to_json()));
     Send(Message("complete", id));
   }
 

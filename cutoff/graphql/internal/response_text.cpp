@@ -3,6 +3,23 @@
 #include <utility>
 
 namespace cutoff::graphql::internal {
+namespace {
+
+// A buffer the last response on this thread left (when its text did not become the
+// response itself): the next one writes into it instead of growing a new one.
+constexpr std::size_t kMaxSpareCapacity = 1 << 20;
+thread_local std::string spare_buffer;
+
+}  // namespace
+
+ResponseText::ResponseText() {
+  buf_.swap(spare_buffer);
+  buf_.clear();
+}
+
+ResponseText::~ResponseText() {
+  if (buf_.capacity() > spare_buffer.capacity() && buf_.capacity() <= kMaxSpareCapacity) spare_buffer.swap(buf_);
+}
 
 ResponseText::Segment* ResponseText::NewSegment(std::size_t begin, std::size_t end, Part* part) {
   return &segments_.emplace(Segment{begin, end, part, nullptr});

@@ -61,7 +61,8 @@ class ResponseText {
     std::size_t offset;
   };
 
-  ResponseText() = default;
+  ResponseText();
+  ~ResponseText();
   ResponseText(const ResponseText&) = delete;
   ResponseText& operator=(const ResponseText&) = delete;
 
