@@ -212,6 +212,31 @@ TEST_F(Exec, LateNullsReplaceOnlyTheNearestNullableValue) {
             R"({"message":"late failed","locations":[{"line":1,"column":24}],"path":["boxes",1,"item","late"]})");
 }
 
+// The rvalue form writes the envelope into `data`'s buffer; both forms give the same text.
+TEST(ResponseJson, BothFormsWriteTheSameText) {
+  Response with_errors;
+  with_errors.has_data = true;
+  with_errors.data = R"({"a":null})";
+  with_errors.errors.push_back({"boom", {}, {std::string("a")}, "X"});
+  Response data_only;
+  data_only.has_data = true;
+  data_only.data = R"({"a":1})";
+  Response nulled;
+  nulled.has_data = true;  // `data` nulled: the text is empty
+  Response no_data;
+  no_data.errors.push_back({"Must provide document.", {}, {}, {}});
+  for (const Response& r : {with_errors, data_only, nulled, no_data}) {
+    const std::string copied = r.to_json();
+    EXPECT_EQ(Response(r).to_json(), copied);
+    EXPECT_EQ(copied, std::move(Response(r)).to_json());
+  }
+  EXPECT_EQ(std::move(data_only).to_json(), R"({"data":{"a":1}})");
+  EXPECT_EQ(std::move(with_errors).to_json(),
+            R"({"errors":[{"message":"boom","path":["a"],"extensions":{"code":"X"}}],"data":{"a":null}})");
+  EXPECT_EQ(std::move(nulled).to_json(), R"({"data":null})");
+  EXPECT_EQ(std::move(no_data).to_json(), R"({"errors":[{"message":"Must provide document."}]})");
+}
+
 class Deadlines : public Exec {
  protected:
   void SetUp() override {
