@@ -7,8 +7,10 @@
 // The spec's algorithm (variable and argument coercion, field collection with @skip/@include,
 // value completion, abstract types, lists, null propagation to the nearest nullable
 // ancestor), plus deadlines:
-// - sibling fields of a query and list items run concurrently (asynchronous resolvers are all
-//   started, in order, before any is awaited); root mutation fields run one after another;
+// - sibling fields of a query and list items run concurrently: asynchronous resolvers start in
+//   order, each after the synchronous part of the response is written, and all of them start
+//   before any that suspended resumes (one that finishes without suspending costs a coroutine
+//   call, no spawn); root mutation fields run one after another;
 // - each field checks the operation's context at entry (one atomic load): a field not started
 //   when the deadline passed is never started; asynchronous resolvers in flight are cancelled
 //   through Asio (terminal), including the I/O they wait on;
