@@ -3,13 +3,17 @@
 // iteration executes the operation and serializes the response to JSON text.
 //
 //   build/bin/graphql_bench --benchmark_min_time=2
+//   CUTOFF_BENCH_DEFAULT_MALLOC=1 build/bin/graphql_bench   # glibc's default trimming (see main)
 //   bench/graphql-compare   # side by side with graphql-js 16 on the same machine
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cutoff/graphql/executor.hpp"
@@ -58,4 +62,19 @@ BENCHMARK(BM_WarehouseSyncDeadline)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // A steady heap, as a long-running server has (or any process with jemalloc or tcmalloc):
+  // with its defaults, glibc hands the pages of a freed ~110 KB response back to the kernel
+  // and faults them in again for the next operation, at times and not at others, which makes
+  // repetitions bimodal (0.36 or 0.6 ms). CUTOFF_BENCH_DEFAULT_MALLOC=1 keeps the defaults.
+  const char* default_malloc = std::getenv("CUTOFF_BENCH_DEFAULT_MALLOC");
+  if (!default_malloc || std::string_view(default_malloc) != "1") {
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_MMAP_THRESHOLD, 16 << 20);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
