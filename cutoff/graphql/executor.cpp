@@ -910,6 +910,7 @@ class Execution {
     asio::cancellation_signal signal;  // cancels the task the runner awaits
     Task* task = nullptr;              // the task it awaits
     bool draining = true;              // false once it suspended: it finishes its task only
+    bool started = false;
   };
 
   const PathNode* Persist(const PathNode* p) {
@@ -952,14 +953,20 @@ class Execution {
       // Runs inline (the executor is the current one) until the runner's task suspends.
       asio::co_spawn(executor_, Drain(runner.get()),
                      asio::bind_cancellation_slot(runner->signal.slot(), [runner](std::exception_ptr) {}));
+      // Not started: the executor is not the one running this code (the execution must run on
+      // its strand). The runner drains the queue when it runs, one task after another.
+      if (!runner->started) break;
       if (runner->task) runner->draining = false;
     }
-    queue_.clear();
-    next_queued_ = 0;
+    if (next_queued_ == queue_.size()) {
+      queue_.clear();
+      next_queued_ = 0;
+    }
     pumping_ = false;
   }
 
   asio::awaitable<void> Drain(Runner* r) {
+    r->started = true;
     while (r->draining && next_queued_ < queue_.size()) {
       Task& t = *queue_[next_queued_++];
       if (t.ctx.stop_requested()) {  // never start a field after the stop

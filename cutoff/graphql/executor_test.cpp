@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <future>
 #include <thread>
 
 #include "cutoff/graphql/parser.hpp"
@@ -210,6 +215,42 @@ TEST_F(Exec, LateNullsReplaceOnlyTheNearestNullableValue) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].to_json(),
             R"({"message":"late failed","locations":[{"line":1,"column":24}],"path":["boxes",1,"item","late"]})");
+}
+
+// On a strand of a two-thread pool (the documented way to run an execution on more than one
+// thread) asynchronous fields still run concurrently and complete in place.
+TEST_F(Exec, RunsOnAStrandOfAThreadPool) {
+  Build("type Query { items(n: Int!): [Item!]! } type Item { n: Int! slow: Int! }");
+  schema_->resolve("Query", "items", [](FieldContext& f) {
+    Data::List items;
+    for (std::int64_t i = 0; i < f.arg("n")->as_int64(); ++i) items.push_back(Data::from(i));
+    return Data::list(std::move(items));
+  });
+  schema_->resolve("Item", "n", [](FieldContext& f) { return f.parent; });
+  schema_->resolve_async("Item", "slow", [](FieldContext& f) -> asio::awaitable<Data> {
+    const std::int64_t n = std::get<std::int64_t>(f.parent.storage());
+    co_await Sleep(100ms);
+    co_return Data::from(n * 2);
+  });
+  ParseResult parsed = parse("{ items(n: 20) { n slow } }");
+  ASSERT_TRUE(parsed.ok());
+  Request req;
+  req.document = parsed.document.get();
+  asio::thread_pool pool(2);
+  auto strand = asio::make_strand(pool);
+  const auto start = std::chrono::steady_clock::now();
+  std::future<Response> done = asio::co_spawn(strand, execute(*schema_, req, Context()), asio::use_future);
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  Response r = done.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);  // 20 × 100 ms would be 2 s
+  std::string expected = R"({"items":[)";
+  for (int i = 0; i < 20; ++i)
+    expected +=
+        (i ? "," : "") + std::string(R"({"n":)") + std::to_string(i) + R"(,"slow":)" + std::to_string(2 * i) + "}";
+  expected += "]}";
+  EXPECT_EQ(r.data, expected);
+  EXPECT_TRUE(r.errors.empty());
+  pool.join();
 }
 
 // The rvalue form writes the envelope into `data`'s buffer; both forms give the same text.
