@@ -282,6 +282,7 @@ class Execution {
     on_stop.reset();
     *alive_ = false;
     done_ = nullptr;
+    if (internal_error_) std::rethrow_exception(internal_error_);
 
     if (suppressed_stop_errors_ > 0) {
       GraphQLError e;
@@ -482,11 +483,29 @@ class Execution {
   std::string& out() noexcept { return text_.out(); }
 
   void BeginWalk(ResponseText::Part* part) {
+    walking_ = true;
     walk_part_ = part;
     walk_frames_ = frames_.size();
     text_.begin(part);
   }
-  void EndWalk() { text_.end(); }
+  void EndWalk() {
+    text_.end();
+    walking_ = false;
+    // Completions that arrived during the walk (a resolver resumed inline by something the
+    // walk called) write their holes now, in the order they arrived.
+    while (!late_.empty()) {
+      std::deque<LateCompletion> batch;
+      batch.swap(late_);
+      for (LateCompletion& c : batch) FinishAsync(*c.task, c.error, c.result);
+    }
+  }
+
+  // Leaves a walk that an exception interrupted.
+  void AbortWalk() {
+    frames_.resize(walk_frames_);
+    if (text_.current()) text_.end();
+    walking_ = false;
+  }
 
   // Writes a nullable value with `write` (which returns false when a null must replace it).
   template <typename Write>
@@ -755,7 +774,12 @@ class Execution {
         return Nullable(non_null, [&] { return CompleteObject(t, g, data, path, ctx); });
       case TypeKind::interface:
       case TypeKind::union_: {
-        const Type* object_type = ResolveAbstract(t, data);
+        const Type* object_type = nullptr;
+        try {  // a type resolver that throws is the field's error, as in graphql-js
+          object_type = ResolveAbstract(t, data);
+        } catch (...) {
+          return FailWith(path, non_null, g, std::current_exception(), ctx);
+        }
         if (!object_type) {
           return Fail(
               non_null,
@@ -826,7 +850,12 @@ class Execution {
       }
     }
     std::string error;
-    std::optional<json::value> v = serialize_leaf(data, t, &error);
+    std::optional<json::value> v;
+    try {  // a custom scalar's serialize that throws is the field's error
+      v = serialize_leaf(data, t, &error);
+    } catch (...) {
+      return FailWith(path, non_null, g, std::current_exception(), ctx_);
+    }
     if (!v) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
     if (v->is_null()) {
       if (non_null) return Fail(true, GraphQLError{CannotReturnNull(g), LocationsOf(g), PathOf(path), {}});
@@ -911,6 +940,13 @@ class Execution {
     Task* task = nullptr;              // the task it awaits
     bool draining = true;              // false once it suspended: it finishes its task only
     bool started = false;
+    bool deferred = false;        // spawned off the executor: pumps the queue when it runs
+    std::shared_ptr<bool> alive;  // the execution's
+  };
+  struct LateCompletion {
+    Task* task;
+    std::exception_ptr error;
+    Data result;
   };
 
   const PathNode* Persist(const PathNode* p) {
@@ -949,13 +985,17 @@ class Execution {
     pumping_ = true;
     while (next_queued_ < queue_.size()) {
       auto runner = std::make_shared<Runner>();
+      runner->alive = alive_;
       runners_.push_back(runner);
       // Runs inline (the executor is the current one) until the runner's task suspends.
       asio::co_spawn(executor_, Drain(runner.get()),
                      asio::bind_cancellation_slot(runner->signal.slot(), [runner](std::exception_ptr) {}));
-      // Not started: the executor is not the one running this code (the execution must run on
-      // its strand). The runner drains the queue when it runs, one task after another.
-      if (!runner->started) break;
+      // Not started inline: this code does not run on the executor (the execution must run on
+      // its strand). The runner pumps the queue from there when it runs.
+      if (!runner->started) {
+        runner->deferred = true;
+        break;
+      }
       if (runner->task) runner->draining = false;
     }
     if (next_queued_ == queue_.size()) {
@@ -967,6 +1007,10 @@ class Execution {
 
   asio::awaitable<void> Drain(Runner* r) {
     r->started = true;
+    if (r->deferred) {
+      if (*r->alive) Pump();  // `this` may be gone when the execution ended first
+      co_return;
+    }
     while (r->draining && next_queued_ < queue_.size()) {
       Task& t = *queue_[next_queued_++];
       if (t.ctx.stop_requested()) {  // never start a field after the stop
@@ -998,7 +1042,17 @@ class Execution {
       }
       r->task = nullptr;
       t.runner = nullptr;
-      FinishAsync(t, error, std::move(result));
+      if (walking_) {  // resumed inside a walk: the walk completes the task when it ends
+        late_.push_back(LateCompletion{&t, error, std::move(result)});
+        co_return;
+      }
+      try {
+        FinishAsync(t, error, result);
+      } catch (...) {  // out of memory, say: the execution ends with it rather than hang
+        AbortWalk();
+        if (!internal_error_) internal_error_ = std::current_exception();
+        if (--pending_ == 0 && done_) done_->cancel();
+      }
     }
     if (!r->draining) Pump();
   }
@@ -1014,7 +1068,7 @@ class Execution {
     if (--pending_ == 0 && done_) done_->cancel();
   }
 
-  void FinishAsync(Task& task, std::exception_ptr error, Data result) {
+  void FinishAsync(Task& task, std::exception_ptr error, Data& result) {
     task.done = true;
     task.cap_stop.reset();
     const Type* saved = current_parent_type_;
@@ -1073,6 +1127,9 @@ class Execution {
   std::vector<Task*> queue_;          // tasks not started yet, from next_queued_ on
   std::size_t next_queued_ = 0;
   bool pumping_ = false;
+  bool walking_ = false;               // a walk is writing the response
+  std::deque<LateCompletion> late_;    // completions that arrived during a walk
+  std::exception_ptr internal_error_;  // what interrupted a completion (rethrown by Run)
   std::vector<std::shared_ptr<Runner>> runners_;
   ResponseText text_;
   std::vector<Frame> frames_;

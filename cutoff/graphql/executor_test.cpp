@@ -4,13 +4,16 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -190,7 +193,7 @@ TEST_F(Exec, AsynchronousFieldsReadTheirParentAfterSuspending) {
 
 // A non-null asynchronous field that fails after the text around it was written nulls the
 // nearest nullable value around it, and only that: siblings written before and after it keep
-// their values, and an error further inside an already nulled value is not reported again.
+// their values.
 TEST_F(Exec, LateNullsReplaceOnlyTheNearestNullableValue) {
   Build(R"(type Query { boxes: [Box] }
            type Box { id: Int! item: Item! after: Int }
@@ -255,6 +258,53 @@ TEST_F(Exec, RunsOnAStrandOfAThreadPool) {
   EXPECT_EQ(r.data, expected);
   EXPECT_TRUE(r.errors.empty());
   pool.join();
+}
+
+// A type resolver or a custom scalar's serialize that throws while an asynchronous field's
+// value completes fails that field, as a resolver's error does; the execution ends.
+TEST_F(Exec, CallbacksThatThrowWhileCompletingFailTheirField) {
+  Build("scalar Money type Query { a: U m: Money } union U = X type X { n: Int }");
+  schema_->resolve_async("Query", "a", [](FieldContext&) -> asio::awaitable<Data> {
+    co_await Sleep(5ms);
+    co_return Data::from("x");
+  });
+  schema_->type_resolver("U", [](const Data&, const Schema&) -> const Type* { throw std::runtime_error("no type"); });
+  schema_->resolve("Query", "m", [](FieldContext&) { return Data::from(3); });
+  schema_->scalar("Money", ScalarCodec{[](const Data&) -> std::optional<boost::json::value> {
+                                         throw FieldError("cannot show money", "BAD_MONEY");
+                                       },
+                                       nullptr});
+  Response r = Run("{ a { ... on X { n } } m }");
+  EXPECT_EQ(r.data, R"({"a":null,"m":null})");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(
+      r.errors[0].to_json(),
+      R"({"message":"cannot show money","locations":[{"line":1,"column":24}],"path":["m"],"extensions":{"code":"BAD_MONEY"}})");
+  EXPECT_EQ(r.errors[1].message, "no type");
+}
+
+// A synchronous resolver may resume a suspended asynchronous one inline (here by dispatching
+// its completion handler): the resumed field's value is written after the walk that was
+// running, never into the middle of it.
+TEST_F(Exec, AResolverResumedInsideAnotherFieldsCompletionWritesAfterIt) {
+  Build("type Query { waiter: Int later: Later } type Later { opener: Int name: String }");
+  std::function<void()> open;  // completes the waiter's wait
+  schema_->resolve_async("Query", "waiter", [&open](FieldContext&) -> asio::awaitable<Data> {
+    auto wait = [&open](auto handler) {
+      auto h = std::make_shared<decltype(handler)>(std::move(handler));
+      open = [h] { asio::dispatch(std::move(*h)); };
+    };
+    co_await asio::async_initiate<const asio::use_awaitable_t<>&, void()>(wait, asio::use_awaitable);
+    co_return Data::from(1);
+  });
+  schema_->resolve_async("Query", "later", [](FieldContext&) -> asio::awaitable<Data> {
+    co_return Data::json_value(boost::json::parse(R"({"name": "n"})"));
+  });
+  schema_->resolve("Later", "opener", [&open](FieldContext&) {
+    if (open) std::exchange(open, nullptr)();  // runs the waiter on, inline
+    return Data::from(2);
+  });
+  EXPECT_EQ(Json("{ waiter later { opener name } }"), R"({"data":{"waiter":1,"later":{"opener":2,"name":"n"}}})");
 }
 
 // The rvalue form writes the envelope into `data`'s buffer; both forms give the same text.

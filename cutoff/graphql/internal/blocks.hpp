@@ -26,10 +26,11 @@ class Blocks {
     for (std::size_t i = 0; i < size_; ++i) std::destroy_at(At(i));
     // Blocks go back to this thread's spares (up to a bound), so that the next execution
     // on the thread reuses them instead of growing the heap again (and faulting its pages in).
-    std::vector<std::unique_ptr<Storage[]>>& spare = Spare();
-    while (!blocks_.empty() && spare.size() < kMaxSpare) {
-      spare.push_back(std::move(blocks_.back()));
-      blocks_.pop_back();
+    if (std::vector<std::unique_ptr<Storage[]>>* spare = Spare()) {
+      while (!blocks_.empty() && spare->size() < kMaxSpare) {
+        spare->push_back(std::move(blocks_.back()));
+        blocks_.pop_back();
+      }
     }
   }
 
@@ -50,15 +51,24 @@ class Blocks {
   // At most this many blocks (of all collections of this type) wait on a thread for reuse.
   static constexpr std::size_t kMaxSpare = 16;
 
-  static std::vector<std::unique_ptr<Storage[]>>& Spare() {
-    thread_local std::vector<std::unique_ptr<Storage[]>> spare;
-    return spare;
+  // This thread's spares; null once they are gone (a collection destroyed while the thread
+  // or the program ends, after its thread_local objects).
+  static std::vector<std::unique_ptr<Storage[]>>* Spare() {
+    thread_local bool gone = false;
+    if (gone) return nullptr;
+    struct Holder {
+      bool* gone;
+      std::vector<std::unique_ptr<Storage[]>> blocks;
+      ~Holder() { *gone = true; }
+    };
+    thread_local Holder holder{&gone, {}};
+    return &holder.blocks;
   }
   void AddBlock() {
-    std::vector<std::unique_ptr<Storage[]>>& spare = Spare();
-    if (!spare.empty()) {
-      blocks_.push_back(std::move(spare.back()));
-      spare.pop_back();
+    std::vector<std::unique_ptr<Storage[]>>* spare = Spare();
+    if (spare && !spare->empty()) {
+      blocks_.push_back(std::move(spare->back()));
+      spare->pop_back();
     } else {
       blocks_.push_back(std::unique_ptr<Storage[]>(new Storage[kPerBlock]));  // not zeroed
     }

@@ -6,19 +6,37 @@ namespace cutoff::graphql::internal {
 namespace {
 
 // A buffer the last response on this thread left (when its text did not become the
-// response itself): the next one writes into it instead of growing a new one.
+// response itself): the next one writes into it instead of growing a new one. Null once the
+// thread's objects are gone (a response text destroyed while the thread or program ends).
 constexpr std::size_t kMaxSpareCapacity = 1 << 20;
-thread_local std::string spare_buffer;
+
+std::string* SpareBuffer() {
+  thread_local bool gone = false;
+  if (gone) return nullptr;
+  struct Holder {
+    bool* gone;
+    std::string buffer;
+    ~Holder() { *gone = true; }
+  };
+  thread_local Holder holder{&gone, {}};
+  return &holder.buffer;
+}
+
+// A response whose text is this much smaller than the buffer it was written in gets a copy,
+// so that it does not keep a spare's capacity (up to kMaxSpareCapacity) for as long as it
+// lives; the buffer stays for the next response.
+constexpr std::size_t kCopyWhenCapacityOver = 4;
 
 }  // namespace
 
 ResponseText::ResponseText() {
-  buf_.swap(spare_buffer);
+  if (std::string* spare = SpareBuffer()) buf_.swap(*spare);
   buf_.clear();
 }
 
 ResponseText::~ResponseText() {
-  if (buf_.capacity() > spare_buffer.capacity() && buf_.capacity() <= kMaxSpareCapacity) spare_buffer.swap(buf_);
+  std::string* spare = SpareBuffer();
+  if (spare && buf_.capacity() > spare->capacity() && buf_.capacity() <= kMaxSpareCapacity) spare->swap(buf_);
 }
 
 ResponseText::Segment* ResponseText::NewSegment(std::size_t begin, std::size_t end, Part* part) {
@@ -110,6 +128,7 @@ std::string ResponseText::render() && {
   if (!root_.head ||
       (root_.head == root_.tail && !root_.head->part && root_.head->begin == 0 && root_.head->end == buf_.size())) {
     if (!root_.head) return {};
+    if (buf_.capacity() > kCopyWhenCapacityOver * buf_.size() + 64) return buf_;
     return std::move(buf_);
   }
   std::string out;
