@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -160,6 +161,10 @@ class Execution {
       co_return nullptr;
     }
     if (!CoerceVariables(resp)) co_return nullptr;
+    if (std::optional<GraphQLError> refused = CheckLimits()) {
+      resp.errors.push_back(std::move(*refused));
+      co_return nullptr;
+    }
     const Type* root_type = schema_.subscription_type();
     if (!root_type) {
       resp.errors.push_back({"Schema is not configured to execute subscription operation.", {op_->loc}, {}, {}});
@@ -236,8 +241,14 @@ class Execution {
                              {}});
       co_return resp;
     }
+    if (std::optional<GraphQLError> refused = CheckLimits()) {
+      resp.errors.push_back(std::move(*refused));
+      co_return resp;
+    }
     resp.has_data = true;
     executor_ = co_await asio::this_coro::executor;
+    slice_start_ = SteadyClock::now();
+    if (options_.max_response_bytes > 0) response_limit_ = options_.max_response_bytes;
     asio::steady_timer done(executor_, asio::steady_timer::time_point::max());
     done_ = &done;
 
@@ -283,6 +294,15 @@ class Execution {
     *alive_ = false;
     done_ = nullptr;
     if (internal_error_) std::rethrow_exception(internal_error_);
+    if (aborted_) {
+      resp.has_data = false;
+      resp.errors.push_back({"The response grew past the limit of " + std::to_string(response_limit_) +
+                                 " bytes; the operation was stopped.",
+                             {},
+                             {},
+                             "RESPONSE_TOO_LARGE"});
+      co_return resp;
+    }
 
     if (suppressed_stop_errors_ > 0) {
       GraphQLError e;
@@ -305,6 +325,12 @@ class Execution {
 
  private:
   // ---- setup ----
+  std::optional<GraphQLError> CheckLimits() const {
+    const OperationLimits& limits = options_.limits;
+    if (limits.max_depth == 0 && limits.max_cost <= 0) return std::nullopt;
+    return check_operation_limits(measure_operation(schema_, *req_.document, *op_, variables_, limits), limits);
+  }
+
   const OperationDefinition* FindOperation(const Document& doc, Response& resp) {
     if (const OperationDefinition* op = select_operation(doc, req_.operation_name)) return op;
     if (!req_.operation_name.empty())
@@ -390,10 +416,19 @@ class Execution {
     return t->is_abstract() && schema_.is_possible_type(*t, object_type);
   }
 
-  void CollectInto(const Type& type, const SelectionSet& set, std::vector<FieldGroup>& groups,
+  void CollectInto(const Type& type, const SelectionSet& root, std::vector<FieldGroup>& groups,
                    std::unordered_map<std::string_view, std::size_t>& index,
                    std::unordered_set<std::string_view>& visited) const {
-    for (const Selection& sel : set) {
+    // Depth first on an explicit stack: a chain of fragment spreads is as long as the
+    // document, and the depth limit does not see spreads that select no field in between.
+    std::vector<std::pair<const SelectionSet*, std::size_t>> stack{{&root, 0}};
+    while (!stack.empty()) {
+      auto& [set, next] = stack.back();
+      if (next == set->size()) {
+        stack.pop_back();
+        continue;
+      }
+      const Selection& sel = (*set)[next++];
       if (!ShouldInclude(sel.directives)) continue;
       switch (sel.kind) {
         case Selection::Kind::field: {
@@ -407,12 +442,12 @@ class Execution {
           if (!visited.insert(sel.name).second) break;
           auto it = fragments_.find(sel.name);
           if (it == fragments_.end() || !FragmentApplies(type, it->second->type_condition)) break;
-          CollectInto(type, it->second->selection_set, groups, index, visited);
+          stack.emplace_back(&it->second->selection_set, 0);  // `set` and `next` dangle now
           break;
         }
         case Selection::Kind::inline_fragment:
           if (!FragmentApplies(type, sel.type_condition)) break;
-          CollectInto(type, sel.selection_set, groups, index, visited);
+          stack.emplace_back(&sel.selection_set, 0);
           break;
       }
     }
@@ -694,6 +729,14 @@ class Execution {
       append_json_string(out(), parent_type.name);
       return true;
     }
+    if (out().size() > response_limit_) [[unlikely]]
+      Abort();
+    if (++slice_fields_ == kSliceFields) [[unlikely]]
+      CheckSlice();
+    if (aborted_) [[unlikely]] {  // nothing written from here on is sent
+      out() += "null";
+      return true;
+    }
     if (fctx.stop_requested())  // never start a field after the stop
       return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero());
     static const json::object kNoArguments;
@@ -708,6 +751,15 @@ class Execution {
     if (def.async) {
       Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.budget.has_value(),
             def.type, nullptr);
+      return true;
+    }
+    // The walk has held the executor for `yield_after`: the rest of it becomes tasks, which
+    // a runner starts after letting other work run (Drain). A subscription event's root
+    // field reads the event itself, so it is not deferred.
+    if (slice_exhausted_ && !(event_ && &parent == &root_data_)) [[unlikely]] {
+      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.budget.has_value(),
+            def.type, nullptr)
+          .sync = true;
       return true;
     }
     std::exception_ptr error;
@@ -897,6 +949,10 @@ class Execution {
       out().push_back('[');
       const std::size_t n = items ? items->size() : jitems->size();
       for (std::size_t k = 0; k < n; ++k) {
+        if (out().size() > response_limit_) [[unlikely]]
+          Abort();
+        if (aborted_) [[unlikely]]
+          break;
         if (k) out().push_back(',');
         const PathNode item_path{path, {}, static_cast<std::int64_t>(k)};
         const bool ok = items ? Complete(item_type, g, (*items)[k], &item_path, ctx)
@@ -931,6 +987,7 @@ class Execution {
     const Type* type = nullptr;  // what the produced value completes as (the field's or a list item's type)
     std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
     bool capped = false;
+    bool sync = false;  // a synchronous field queued when its walk yielded
     std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields, while running
     Runner* runner = nullptr;                    // the runner awaiting it, while it runs
     bool done = false;
@@ -941,6 +998,7 @@ class Execution {
     bool draining = true;              // false once it suspended: it finishes its task only
     bool started = false;
     bool deferred = false;        // spawned off the executor: pumps the queue when it runs
+    bool yielded = false;         // waiting for other work on the executor to run
     std::shared_ptr<bool> alive;  // the execution's
   };
   struct LateCompletion {
@@ -958,9 +1016,9 @@ class Execution {
     return &copy;
   }
 
-  void Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
-             const Context& fctx, json::object args, bool capped, const Type* type,
-             std::shared_ptr<const Data::Producer> produce) {
+  Task& Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
+              const Context& fctx, json::object args, bool capped, const Type* type,
+              std::shared_ptr<const Data::Producer> produce) {
     ResponseText::Part* target = type->is_non_null() ? NullableAbove() : nullptr;
     ResponseText::Part* hole = text_.hole();
     if (target) hole->target = target;
@@ -977,6 +1035,24 @@ class Execution {
     t.capped = capped;
     queue_.push_back(&t);
     ++pending_;
+    return t;
+  }
+
+  // Every kSliceFields fields: has this walk held the executor for too long?
+  void CheckSlice() {
+    slice_fields_ = 0;
+    if (options_.yield_after > Duration::zero() && SteadyClock::now() - slice_start_ >= options_.yield_after)
+      slice_exhausted_ = true;
+  }
+
+  // The response outgrew its limit: nothing more is written, resolvers in flight are
+  // cancelled, and Run answers RESPONSE_TOO_LARGE.
+  void Abort() {
+    if (aborted_) return;
+    aborted_ = true;
+    asio::post(executor_, [this, alive = alive_] {
+      if (*alive) CancelInFlight();
+    });
   }
 
   // Starts queued tasks until none is left.
@@ -996,6 +1072,7 @@ class Execution {
         runner->deferred = true;
         break;
       }
+      if (runner->yielded) break;  // it pumps again once other work has run
       if (runner->task) runner->draining = false;
     }
     if (next_queued_ == queue_.size()) {
@@ -1012,7 +1089,25 @@ class Execution {
       co_return;
     }
     while (r->draining && next_queued_ < queue_.size()) {
+      if (slice_exhausted_) [[unlikely]] {
+        r->yielded = true;
+        co_await asio::post(executor_, asio::use_awaitable);
+        // Queued tasks keep the execution waiting in WaitForPending, so `this` is alive.
+        r->yielded = false;
+        slice_exhausted_ = false;
+        slice_fields_ = 0;
+        slice_start_ = SteadyClock::now();
+        Pump();
+        co_return;
+      }
       Task& t = *queue_[next_queued_++];
+      if (++slice_fields_ == kSliceFields) [[unlikely]]
+        CheckSlice();
+      if (aborted_) [[unlikely]] {  // the response is discarded: nothing more starts
+        t.done = true;
+        if (--pending_ == 0 && done_) done_->cancel();
+        continue;
+      }
       if (t.ctx.stop_requested()) {  // never start a field after the stop
         FinishStopped(t);
         continue;
@@ -1032,6 +1127,8 @@ class Execution {
       try {
         if (t.produce) {
           result = co_await (*t.produce)();
+        } else if (t.sync) {
+          result = Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, t.ctx, error);
         } else {
           FieldContext fc{t.ctx,          t.parent, t.args,     *t.group->def,
                           *t.parent_type, schema_,  variables_, *t.group->nodes[0]};
@@ -1145,6 +1242,13 @@ class Execution {
   StopReason first_stop_reason_ = StopReason::none;
   std::atomic<TimePoint> stop_time_{TimePoint{}};
   bool externally_cancelled_ = false;
+  // Limits while writing: the response's size, and how long a walk holds the executor.
+  static constexpr std::uint32_t kSliceFields = 256;
+  std::size_t response_limit_ = std::numeric_limits<std::size_t>::max();
+  bool aborted_ = false;
+  std::uint32_t slice_fields_ = 0;
+  bool slice_exhausted_ = false;
+  TimePoint slice_start_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for posts that may outlive us
 };
 

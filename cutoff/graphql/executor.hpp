@@ -22,7 +22,12 @@
 // - at most `max_stop_errors` stop errors are listed; the rest are summarised in one error
 //   ("... and N more fields were stopped"), so a list of 10,000 cut items yields a bounded
 //   response;
-// - StopPolicy::whole_response turns any stop into one error and no data.
+// - StopPolicy::whole_response turns any stop into one error and no data;
+// - limits (ExecutionOptions): an operation nested too deep or estimated too costly (with
+//   its fragments expanded, see operation_limits.hpp) is refused before any resolver runs; a
+//   response that grows past `max_response_bytes` stops the execution; and a walk that has
+//   run for `yield_after` lets the event loop run before it goes on. No part of execution
+//   recurses deeper than the operation's depth, which the depth limit bounds.
 //
 // Execution must run on one strand (or a single-threaded io_context): a request's coroutine
 // tree shares its state without locks. The Schema, Document and variables must outlive it.
@@ -62,6 +67,7 @@
 #include "cutoff/graphql/data.hpp"
 #include "cutoff/graphql/error.hpp"
 #include "cutoff/graphql/event_stream.hpp"
+#include "cutoff/graphql/operation_limits.hpp"
 #include "cutoff/graphql/schema.hpp"
 
 namespace cutoff::graphql {
@@ -86,6 +92,17 @@ struct ExecutionOptions {
   StopPolicy policy = StopPolicy::partial;
   std::size_t max_stop_errors = 50;
   ExecutionRecorder* recorder = nullptr;
+  // Depth and cost, checked before any resolver runs (operation_limits.hpp).
+  OperationLimits limits;
+  // The response's `data` may grow to this many bytes while it is written; past it the
+  // execution stops (resolvers in flight are cancelled) and answers one RESPONSE_TOO_LARGE
+  // error without data. 0: no limit.
+  std::size_t max_response_bytes = 32 * 1024 * 1024;
+  // How long the executor may write the response without letting other work on its executor
+  // run. Past it, the fields not yet started are queued and the execution yields (a post),
+  // so one huge operation does not stall every other request on the event loop. Checked
+  // every 256 fields. Zero: never yield.
+  Duration yield_after = std::chrono::milliseconds(2);
 };
 
 struct Request {

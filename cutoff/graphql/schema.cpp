@@ -447,6 +447,8 @@ class SchemaBuilder {
         f.type = Resolve(fd.type);
         f.args = InputValues(fd.arguments);
         Deprecation(fd.directives, f.deprecated, f.deprecation_reason);
+        f.cost = CostWeight(fd.directives);
+        f.list_size = ListSizeOf(fd.directives, f, t.name);
         for (const Directive& d : fd.directives) {
           if (d.name != "budget") continue;
           for (const Argument& a : d.arguments)
@@ -487,6 +489,7 @@ class SchemaBuilder {
         t.enum_values.push_back(std::move(v));
       }
       for (auto& iv : InputValues(def.input_fields)) t.input_fields.push_back(std::move(iv));
+      if (auto weight = CostWeight(def.directives)) t.cost = weight;
       for (const Directive& d : def.directives)
         if (d.name == "specifiedBy")
           for (const Argument& a : d.arguments)
@@ -597,9 +600,81 @@ class SchemaBuilder {
         v.default_value_text = print_literal(*d.default_value);
       }
       Deprecation(d.directives, v.deprecated, v.deprecation_reason);
+      v.cost = CostWeight(d.directives);
       out.push_back(std::move(v));
     }
     return out;
+  }
+
+  // @cost(weight:): an Int, a Float, or a String holding a number (the cost specification
+  // writes weights as strings, other servers as integers).
+  std::optional<double> CostWeight(const std::vector<Directive>& ds) {
+    for (const Directive& d : ds) {
+      if (d.name != "cost") continue;
+      for (const Argument& a : d.arguments) {
+        if (a.name != "weight") continue;
+        std::string text;
+        if (a.value.kind == Value::Kind::int_ || a.value.kind == Value::Kind::float_) text = std::string(a.value.raw);
+        else if (a.value.kind == Value::Kind::string) text = a.value.string;
+        char* end = nullptr;
+        const double w = text.empty() ? -1 : std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(w) || w < 0) {
+          Error("@cost(weight:) must be a non-negative number.", a.loc);
+          return std::nullopt;
+        }
+        return w;
+      }
+      Error("@cost needs a weight.", d.loc);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<ListSize> ListSizeOf(const std::vector<Directive>& ds, const Field& f, const std::string& type_name) {
+    for (const Directive& d : ds) {
+      if (d.name != "listSize") continue;
+      ListSize size;
+      auto strings = [&](const Argument& a, std::vector<std::string>& out) {
+        if (a.value.kind == Value::Kind::string) {
+          out.push_back(a.value.string);
+          return;
+        }
+        if (a.value.kind != Value::Kind::list) {
+          Error("@listSize(" + std::string(a.name) + ":) must be a list of strings.", a.loc);
+          return;
+        }
+        for (const Value& v : a.value.list) {
+          if (v.kind == Value::Kind::string) out.push_back(v.string);
+          else Error("@listSize(" + std::string(a.name) + ":) must be a list of strings.", v.loc);
+        }
+      };
+      for (const Argument& a : d.arguments) {
+        if (a.name == "assumedSize") {
+          if (a.value.kind == Value::Kind::int_ && a.value.raw.front() != '-')
+            size.assumed_size = std::strtod(std::string(a.value.raw).c_str(), nullptr);
+          else if (a.value.kind != Value::Kind::null)
+            Error("@listSize(assumedSize:) must be a non-negative Int.", a.loc);
+        } else if (a.name == "slicingArguments") {
+          strings(a, size.slicing_arguments);
+        } else if (a.name == "sizedFields") {
+          strings(a, size.sized_fields);
+        } else if (a.name == "requireOneSlicingArgument") {
+          if (a.value.kind == Value::Kind::boolean) size.require_one_slicing_argument = a.value.boolean;
+          else Error("@listSize(requireOneSlicingArgument:) must be a Boolean.", a.loc);
+        } else {
+          Error("Unknown argument \"" + std::string(a.name) + "\" on directive \"@listSize\".", a.loc);
+        }
+      }
+      for (const std::string& name : size.slicing_arguments) {
+        bool found = false;
+        for (const InputValue& arg : f.args) found = found || arg.name == name;
+        if (!found)
+          Error("@listSize on " + type_name + "." + f.name + " names the slicing argument \"" + name +
+                    "\", which the field does not have.",
+                d.loc);
+      }
+      return size;
+    }
+    return std::nullopt;
   }
 
   void CheckImplementations(const Type& t) {
@@ -620,6 +695,33 @@ class SchemaBuilder {
 
   Schema& s_;
 };
+
+void Schema::SizeIntrospectionLists() {
+  std::size_t fields = 0, args = 0, interfaces = 0, possible = 0, values = 0, inputs = 0, directive_args = 0;
+  for (const auto& t : types_) {
+    fields = std::max(fields, t->fields.size());
+    for (const Field& f : t->fields) args = std::max(args, f.args.size());
+    interfaces = std::max(interfaces, t->interfaces.size());
+    possible = std::max(possible, t->possible_types.size());
+    values = std::max(values, t->enum_values.size());
+    inputs = std::max(inputs, t->input_fields.size());
+  }
+  for (const DirectiveDef& d : directives_) directive_args = std::max(directive_args, d.args.size());
+  auto size = [&](std::string_view type, std::string_view field, std::size_t n) {
+    Field* f = nullptr;
+    MutableField(type, field, &f);
+    f->list_size = ListSize{static_cast<double>(n), {}, {}, false};
+  };
+  size("__Schema", "types", types_.size());
+  size("__Schema", "directives", directives_.size());
+  size("__Type", "fields", fields);
+  size("__Type", "interfaces", interfaces);
+  size("__Type", "possibleTypes", possible);
+  size("__Type", "enumValues", values);
+  size("__Type", "inputFields", inputs);
+  size("__Field", "args", args);
+  size("__Directive", "args", directive_args);
+}
 
 SchemaResult Schema::from_sdl(std::string sdl) {
   SchemaResult result;
@@ -663,6 +765,7 @@ SchemaResult Schema::from_sdl(std::string sdl) {
   schema->typename_field_ = meta("__typename", schema->non_null(schema->find_type("String")));
   schema->typename_field_->description = "The name of the current Object type at runtime.";
   install_introspection(*schema);
+  schema->SizeIntrospectionLists();
   result.schema = std::move(schema);
   return result;
 }

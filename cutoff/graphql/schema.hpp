@@ -25,6 +25,13 @@
 // root type gets its events from a source resolver set with `subscribe` (event_stream.hpp);
 // its ordinary resolver, if any, maps each event to the field's value.
 //
+// The cost directives of the GraphQL cost specification are read from the SDL, declared or
+// not, so schemas written for other servers keep their weights: `@cost(weight: N)` on field
+// definitions, arguments, objects, scalars and enums, and `@listSize(assumedSize:,
+// slicingArguments:, sizedFields:, requireOneSlicingArgument:)` on list fields. The executor
+// uses them for its cost limit (operation_limits.hpp). The introspection types get the list
+// sizes of the schema itself (`__Schema.types` is as long as the schema has types).
+//
 // Resolvers must be registered before the schema is used by an executor; a Schema is then
 // read-only and may be shared by concurrent executions.
 #ifndef CUTOFF_GRAPHQL_SCHEMA_HPP_
@@ -94,12 +101,24 @@ std::string_view to_string(TypeKind k) noexcept;  // "SCALAR", "OBJECT", ...
 
 struct InputValue {
   std::string name;
+  std::optional<double> cost;  // @cost(weight:): added when the argument is given
   std::string description;
   const Type* type = nullptr;
   std::optional<boost::json::value> default_value;  // the SDL literal as JSON (enums as strings)
   std::string default_value_text;                   // the SDL literal as written (for introspection)
   bool deprecated = false;
   std::string deprecation_reason;
+};
+
+// @listSize on a list field: how many items to assume when estimating an operation's cost.
+struct ListSize {
+  std::optional<double> assumed_size;
+  // Arguments whose value is the list's length (`first`, `limit`); the largest one given wins.
+  std::vector<std::string> slicing_arguments;
+  // Fields of the returned object that the slicing arguments size instead of the field itself
+  // (a connection's `edges` and `nodes`).
+  std::vector<std::string> sized_fields;
+  bool require_one_slicing_argument = true;  // exactly one slicing argument must be given
 };
 
 struct Field {
@@ -110,6 +129,8 @@ struct Field {
   bool deprecated = false;
   std::string deprecation_reason;
   std::optional<std::chrono::milliseconds> budget;  // @budget(ms: N)
+  std::optional<double> cost;                       // @cost(weight:)
+  std::optional<ListSize> list_size;                // @listSize(...)
   SyncResolver sync;
   AsyncResolver async;
   SourceResolver subscribe;  // subscription root fields: where the events come from
@@ -149,6 +170,7 @@ struct Type {
   std::vector<InputValue> input_fields;
   const Type* of_type = nullptr;  // list, non_null
   std::string specified_by_url;
+  std::optional<double> cost;  // @cost(weight:) on an object, scalar or enum
   ScalarCodec codec;           // custom scalars
   TypeResolver resolve_type;   // interface, union (optional)
 
@@ -247,6 +269,8 @@ class Schema {
   Schema() = default;
   friend class SchemaBuilder;
   Type& MutableField(std::string_view type, std::string_view field, Field** out);
+  // The introspection types' list fields get @listSize from this schema's own sizes.
+  void SizeIntrospectionLists();
 
   std::vector<std::unique_ptr<Type>> types_;
   std::unordered_map<std::string_view, Type*> by_name_;
