@@ -46,6 +46,9 @@ struct ServeOptions {
   std::int64_t grace_ms = 5'000;
   std::int64_t event_budget_ms = 5'000;
   int threads = 1;
+  std::size_t max_depth = gql::OperationLimits{}.max_depth;
+  double max_cost = gql::OperationLimits{}.max_cost;
+  std::size_t max_response_bytes = gql::ExecutionOptions{}.max_response_bytes;
   bool whole_response = false;
   bool quiet = false;
 };
@@ -75,6 +78,9 @@ int RunServe(const ServeOptions& opts) {
 
   gql::GraphQLHttpOptions graphql_options;
   graphql_options.execution.recorder = &recorder;
+  graphql_options.execution.limits.max_depth = opts.max_depth;
+  graphql_options.execution.limits.max_cost = opts.max_cost;
+  graphql_options.execution.max_response_bytes = opts.max_response_bytes;
   if (opts.whole_response) graphql_options.execution.policy = gql::StopPolicy::whole_response;
   graphql_options.root_value = gql::Data::json(&fixture);
   http::RouteOptions route{.name = "graphql"};
@@ -144,6 +150,13 @@ void AddGraphqlServeCommand(CLI::App& app) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();
   serve->add_option("--threads", opts.threads, "I/O threads")->check(CLI::Range(1, 256))->capture_default_str();
+  serve->add_option("--max-depth", opts.max_depth, "Deepest field nesting an operation may have, fragments expanded (0: no limit)")
+      ->capture_default_str();
+  serve->add_option("--max-cost", opts.max_cost, "Highest estimated cost an operation may have (@cost, @listSize; 0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve->add_option("--max-response-bytes", opts.max_response_bytes, "Largest response data; past it the operation stops (0: no limit)")
+      ->capture_default_str();
   serve->add_flag("--whole-response", opts.whole_response, "Fail the whole response on a stop (default: partial)");
   serve->add_flag("--quiet", opts.quiet, "No request log on stderr");
   serve->callback([] {

@@ -1,15 +1,21 @@
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
+
+// g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
+// large coroutines (a false positive: both are awaitable_frame_base's).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 
 namespace cutoff::graphql {
 
@@ -106,52 +112,28 @@ std::optional<std::string> ReadGetParams(const http::Request& req, Params& out) 
   return ReadParams(in, out);
 }
 
-// A parsed and validated document, shared by the requests that send the same
-// query text.
-struct PreparedDocument {
-  std::unique_ptr<Document> document;
-  std::vector<GraphQLError> errors;  // parse or validation errors; document unusable when set
-};
-
-class DocumentCache {
- public:
-  explicit DocumentCache(std::size_t capacity) : capacity_(capacity) {}
-
-  std::shared_ptr<const PreparedDocument> Get(const std::string& query) {
-    if (capacity_ == 0) return nullptr;
-    std::lock_guard lock(mu_);
-    auto it = map_.find(query);
-    return it == map_.end() ? nullptr : it->second;
-  }
-
-  void Put(const std::string& query, std::shared_ptr<const PreparedDocument> doc) {
-    if (capacity_ == 0) return;
-    std::lock_guard lock(mu_);
-    if (map_.contains(query)) return;
-    if (map_.size() >= capacity_) {
-      map_.erase(order_.front());
-      order_.pop_front();
-    }
-    order_.push_back(query);
-    map_.emplace(query, std::move(doc));
-  }
-
- private:
-  std::size_t capacity_;
-  std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const PreparedDocument>> map_;
-  std::list<std::string> order_;  // insertion order, oldest first
-};
-
 bool IsStopCode(std::string_view code) { return code == "DEADLINE_EXCEEDED" || code == "SHUTTING_DOWN"; }
+
+// Documents from this size on are prepared off the event loop.
+constexpr std::size_t kPrepareInlineBytes = 16 * 1024;
+
+asio::thread_pool& PreparePool() {
+  static asio::thread_pool pool(1);
+  return pool;
+}
 
 struct HandlerState {
   HandlerState(const Schema& s, GraphQLHttpOptions o)
-      : schema(&s), options(std::move(o)), cache(options.document_cache_entries) {}
+      : schema(&s), options(std::move(o)), cache(options.document_cache_bytes) {}
   const Schema* schema;
   GraphQLHttpOptions options;
   DocumentCache cache;
 };
+
+asio::awaitable<std::shared_ptr<const PreparedDocument>> PrepareOffLoop(std::shared_ptr<HandlerState> st,
+                                                                        std::string query) {
+  co_return st->cache.prepare(*st->schema, query, st->options.parse, st->options.validation);
+}
 
 // `req` and `ctx` outlive the call: the server awaits the handler before
 // dropping them.
@@ -187,18 +169,16 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
     if (auto err = ReadParams(body.as_object(), params)) co_return ErrorOnly(400, m, *err);
   }
 
-  std::shared_ptr<const PreparedDocument> doc = st->cache.Get(params.query);
-  if (!doc) {
-    auto prepared = std::make_shared<PreparedDocument>();
-    ParseResult parsed = parse(params.query, st->options.parse);
-    if (!parsed.ok()) {
-      prepared->errors.push_back(std::move(*parsed.error));
-    } else {
-      prepared->errors = validate(*st->schema, *parsed.document, st->options.validation);
-      prepared->document = std::move(parsed.document);
-    }
-    doc = prepared;
-    st->cache.Put(params.query, doc);
+  std::shared_ptr<const PreparedDocument> doc;
+  if (params.query.size() < kPrepareInlineBytes) {
+    doc = st->cache.prepare(*st->schema, params.query, st->options.parse, st->options.validation);
+  } else {
+    // A large document takes tens of ms to parse and validate: not on the event loop, which
+    // serves every other request meanwhile.
+    // (The awaitable is a named variable: g++ 12 destroys temporaries of a co_await's full
+    // expression twice.)
+    auto prepared = asio::co_spawn(PreparePool(), PrepareOffLoop(st, params.query), asio::use_awaitable);
+    doc = co_await std::move(prepared);
   }
 
   graphql::Response result;

@@ -19,8 +19,11 @@
 //   headers) and the executor honours it per field: a deadline that fires mid-way gives a
 //   partial result with DEADLINE_EXCEEDED errors (or, with StopPolicy::whole_response, a 504
 //   with Deadline-Expired: 1 when the client accepts application/graphql-response+json).
-// - Parsed and validated documents are cached by query text (bounded), so a hot query is
-//   parsed once.
+// - Valid documents are cached by query text, bounded in bytes, so a hot query is parsed
+//   once; invalid ones are never kept.
+// - Limits: operations nested too deep or estimated too costly are refused before execution,
+//   and a response that outgrows `execution.max_response_bytes` is stopped (executor.hpp);
+//   both answer with one error and no data (400 with application/graphql-response+json).
 #ifndef CUTOFF_GRAPHQL_HTTP_GRAPHQL_OVER_HTTP_HPP_
 #define CUTOFF_GRAPHQL_HTTP_GRAPHQL_OVER_HTTP_HPP_
 
@@ -29,6 +32,7 @@
 #include <string>
 
 #include "cutoff/graphql/data.hpp"
+#include "cutoff/graphql/document_cache.hpp"
 #include "cutoff/graphql/executor.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/schema.hpp"
@@ -42,7 +46,9 @@ struct GraphQLHttpOptions {
   ParseOptions parse;
   ValidationOptions validation;
   bool allow_get = true;
-  std::size_t document_cache_entries = 256;  // 0: no cache
+  // Valid documents are cached by query text up to about this many bytes (document_cache.hpp);
+  // 0: no cache.
+  std::size_t document_cache_bytes = 16 * 1024 * 1024;
   // The root value for every operation (e.g. a JSON fixture); must outlive the route.
   Data root_value;
 };
