@@ -32,6 +32,13 @@ struct DemoServeOptions {
   std::int64_t valuation_cap_ms = 1500;
   int pool_size = 4;
   std::int64_t grace_ms = 2000;
+  // Outbound fan-out from the gateway (gateway.hpp) and the inventory's connection limit, which
+  // the gateway-wide cap must stay below.
+  std::size_t max_calls_per_operation = wh::GatewayOptions().max_calls_per_operation;
+  std::size_t max_queued_calls_per_operation = wh::GatewayOptions().max_queued_calls_per_operation;
+  std::size_t max_inventory_calls = wh::GatewayOptions().max_calls;
+  std::size_t max_queued_inventory_calls = wh::GatewayOptions().max_queued_calls;
+  std::size_t inventory_max_connections = http::ServerLimits().max_connections;
 };
 
 int Fail(const std::string& message) {
@@ -42,6 +49,11 @@ int Fail(const std::string& message) {
 int RunDemoServe(const DemoServeOptions& o) {
   const auto mode = wh::parse_mode(o.mode);
   if (!mode) return Fail("--mode must be none, timeouts or cutoff");
+  // Otherwise the inventory answers the excess by closing connections, which the gateway can
+  // only report as a transport failure.
+  if (o.max_inventory_calls >= o.inventory_max_connections)
+    return Fail("--max-inventory-calls (" + std::to_string(o.max_inventory_calls) +
+                ") must be below --inventory-max-connections (" + std::to_string(o.inventory_max_connections) + ")");
   std::string db = o.db;
   if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-warehouse-demo.db").string();
 
@@ -67,6 +79,7 @@ int RunDemoServe(const DemoServeOptions& o) {
 
   http::ServerOptions inventory_server_options = inventory.server_options(&inventory_metrics);
   inventory_server_options.one_io_thread = true;
+  inventory_server_options.limits.max_connections = o.inventory_max_connections;
   http::Server inventory_server(io.get_executor(), inventory_server_options);
   inventory.mount(inventory_server, &inventory_metrics);
   // The bound port, or nullopt after saying why it could not be bound.
@@ -86,6 +99,10 @@ int RunDemoServe(const DemoServeOptions& o) {
   gw.mode = *mode;
   gw.operation_budget = std::chrono::milliseconds(o.operation_budget_ms);
   gw.valuation_cap = std::chrono::milliseconds(o.valuation_cap_ms);
+  gw.max_calls_per_operation = o.max_calls_per_operation;
+  gw.max_queued_calls_per_operation = o.max_queued_calls_per_operation;
+  gw.max_calls = o.max_inventory_calls;
+  gw.max_queued_calls = o.max_queued_inventory_calls;
   wh::Gateway gateway(io.get_executor(), gw);
   http::ServerOptions gateway_server_options = gateway.server_options(&gateway_metrics);
   gateway_server_options.one_io_thread = true;
@@ -141,6 +158,26 @@ void AddDemoServeCommand(CLI::App& demo) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
       ->capture_default_str();
   serve->add_option("--pool-size", opts.pool_size, "Database connections")->check(CLI::Range(1, 256))->capture_default_str();
+  serve->add_option("--max-calls-per-operation", opts.max_calls_per_operation,
+                    "Calls to the inventory one GraphQL operation (or WebSocket connection) may have running")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100'000}))
+      ->capture_default_str();
+  serve->add_option("--max-queued-calls-per-operation", opts.max_queued_calls_per_operation,
+                    "Calls of one operation waiting for those; more fail with OVERLOADED at their field")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  serve->add_option("--max-inventory-calls", opts.max_inventory_calls,
+                    "Calls to the inventory the whole gateway may have running (below --inventory-max-connections)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100'000}))
+      ->capture_default_str();
+  serve->add_option("--max-queued-inventory-calls", opts.max_queued_inventory_calls,
+                    "Calls waiting for those; more fail with OVERLOADED at their field")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  serve->add_option("--inventory-max-connections", opts.inventory_max_connections,
+                    "Connections the inventory accepts at once (more are answered 503 and closed)")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1'000'000}))
+      ->capture_default_str();
   serve->callback([] {
     const int code = RunDemoServe(opts);
     if (code != 0) throw CLI::RuntimeError(code);

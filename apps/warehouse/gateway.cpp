@@ -9,6 +9,7 @@
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/effects/effects.hpp"
 #include "cutoff/graphql/event_stream.hpp"
 #include "cutoff/graphql/graphiql_page.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
@@ -114,10 +115,12 @@ json::value Decode(const http::Response& r, const std::string& request_id) {
 
 // stockChanged: polls the inventory's change feed. Each poll has a budget of its own; the
 // subscription's context (the client's connection) stops the wait.
+using CallSlotFn = std::function<asio::awaitable<OutboundLimits::Permit>(const Context&)>;
+
 class StockChanges final : public gql::EventStream {
  public:
-  StockChanges(http::Client& client, std::string base, std::string bin, Duration poll)
-      : client_(client), base_(std::move(base)), bin_(std::move(bin)), poll_(poll) {}
+  StockChanges(http::Client& client, CallSlotFn slot, std::string base, std::string bin, Duration poll)
+      : client_(client), slot_(std::move(slot)), base_(std::move(base)), bin_(std::move(bin)), poll_(poll) {}
 
   asio::awaitable<std::optional<Data>> next(const Context& ctx) override {
     for (;;) {
@@ -128,7 +131,10 @@ class StockChanges final : public gql::EventStream {
       }
       ctx.check();
       const Context poll = ctx.with_timeout(std::chrono::seconds(2));
-      http::Response r = co_await client_.get(poll, base_ + "/stock-changes?after=" + std::to_string(after_));
+      OutboundLimits::Permit slot = co_await slot_(poll);
+      const std::string url = base_ + "/stock-changes?after=" + std::to_string(after_);
+      http::Response r = co_await client_.get(poll, url);
+      slot.release();
       json::value changes = Decode(r, ctx.request_id());
       if (changes.is_array()) {
         for (json::value& c : changes.as_array()) {
@@ -147,6 +153,7 @@ class StockChanges final : public gql::EventStream {
 
  private:
   http::Client& client_;
+  CallSlotFn slot_;
   std::string base_;
   std::string bin_;
   Duration poll_;
@@ -154,9 +161,20 @@ class StockChanges final : public gql::EventStream {
   std::deque<json::value> ready_;
 };
 
+OutboundLimitOptions LimitOptions(const GatewayOptions& o, resilience::ResilienceMetrics* metrics) {
+  OutboundLimitOptions l;
+  l.per_operation = o.max_calls_per_operation;
+  l.per_operation_queue = o.max_queued_calls_per_operation;
+  l.total = o.max_calls;
+  l.total_queue = o.max_queued_calls;
+  l.metrics = metrics;
+  return l;
+}
+
 }  // namespace
 
 Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : options_(std::move(options)) {
+  limits_ = std::make_unique<OutboundLimits>(LimitOptions(options_, nullptr));
   http::ClientOptions client;
   switch (options_.mode) {
     case Mode::cutoff: client.attempt_timeout = options_.max_budget; break;  // the budget bounds it
@@ -174,40 +192,50 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
   if (options_.mode == Mode::cutoff) schema_->declare_operation_budget(options_.operation_budget);
 
   const std::string base = options_.inventory_url;
-  auto fetch = [this, base](const Context& ctx, std::string path) -> asio::awaitable<json::value> {
-    http::Response r = co_await client_->get(ctx, base + path);
-    co_return Decode(r, ctx.request_id());
+  // `ctx` is the field's: its operation's limit applies. `call_id`, when set, is appended to the
+  // request id of the call (after the slot is taken: a context with new values is no longer
+  // recognised as the operation's).
+  auto fetch = [this, base](const Context& ctx, std::string path,
+                            std::string call_id) -> asio::awaitable<json::value> {
+    OutboundLimits::Permit slot = co_await CallSlot(ctx);
+    const Context call = call_id.empty() ? ctx : ctx.with_request_id(ctx.request_id() + call_id);
+    const std::string url = base + path;
+    http::Response r = co_await client_->get(call, url);
+    co_return Decode(r, call.request_id());
   };
 
   schema_->resolve_async("Query", "warehouses", [fetch](FieldContext& f) -> asio::awaitable<Data> {
-    co_return Data::json_value(co_await fetch(f.ctx, "/warehouses"));
+    co_return Data::json_value(co_await fetch(f.ctx, "/warehouses", {}));
   });
   schema_->resolve_async("Query", "warehouse", [fetch](FieldContext& f) -> asio::awaitable<Data> {
     const std::string id = ArgId(f, "id");
-    json::value all = co_await fetch(f.ctx, "/warehouses");
+    json::value all = co_await fetch(f.ctx, "/warehouses", {});
     for (json::value& w : all.as_array())
       if (std::to_string(w.as_object().at("id").to_number<std::int64_t>()) == id) co_return Data::json_value(std::move(w));
     co_return Data();
   });
   schema_->resolve_async("Query", "bin", [fetch](FieldContext& f) -> asio::awaitable<Data> {
-    co_return Data::json_value(co_await fetch(f.ctx, "/bin?id=" + ArgId(f, "id")));
+    co_return Data::json_value(co_await fetch(f.ctx, "/bin?id=" + ArgId(f, "id"), {}));
   });
   schema_->resolve_async("Warehouse", "bins", [fetch](FieldContext& f) -> asio::awaitable<Data> {
     const json::value* parent = f.parent.if_json();
     const std::int64_t id = parent->as_object().at("id").to_number<std::int64_t>();
     const json::value* first = f.arg("first");
     const std::int64_t n = first && first->is_int64() ? first->as_int64() : 10;
-    co_return Data::json_value(co_await fetch(f.ctx, "/bins?warehouse=" + std::to_string(id) + "&first=" + std::to_string(n)));
+    co_return Data::json_value(co_await fetch(f.ctx, "/bins?warehouse=" + std::to_string(id) + "&first=" + std::to_string(n), {}));
   });
   schema_->resolve_async("Warehouse", "stockValuation", [fetch](FieldContext& f) -> asio::awaitable<Data> {
     const std::int64_t id = f.parent.if_json()->as_object().at("id").to_number<std::int64_t>();
     // The call's request id names the field, so the statement it causes can be traced to it
     // (the sqlcommenter comment, pg_stat_activity).
-    const Context call = f.ctx.with_request_id(f.ctx.request_id() + ".v" + std::to_string(id));
-    json::value v = co_await fetch(call, "/valuation?warehouse=" + std::to_string(id));
+    json::value v = co_await fetch(f.ctx, "/valuation?warehouse=" + std::to_string(id), ".v" + std::to_string(id));
     co_return Data::from(v.as_object().at("value").to_number<double>());
   });
   schema_->resolve_async("Mutation", "reserveStock", [this, base](FieldContext& f) -> asio::awaitable<Data> {
+    // Refused here, before anything is called: an empty key would reserve on every retry, and
+    // the key becomes an HTTP header (CR LF would split it).
+    const std::string key = f.arg_string("idempotencyKey");
+    effects::check_idempotency_key(key, f.ctx.request_id());
     const json::value* qty = f.arg("qty");
     json::object body{{"binId", ArgId(f, "binId")}, {"qty", qty ? *qty : json::value(0)}};
     http::ClientRequest req;
@@ -215,19 +243,30 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
     req.url = base + "/reservations";
     req.body = json::serialize(body);
     req.headers.set("Content-Type", "application/json");
-    req.headers.set("Idempotency-Key", f.arg_string("idempotencyKey"));
+    req.headers.set("Idempotency-Key", key);
     req.idempotent = true;  // keyed: a retry cannot reserve twice
+    OutboundLimits::Permit slot = co_await CallSlot(f.ctx);
     http::Response r = co_await client_->request(f.ctx, std::move(req));
     co_return Data::json_value(Decode(r, f.ctx.request_id()));
   });
   schema_->subscribe("Subscription", "stockChanged",
                      [this, base](FieldContext& f) -> asio::awaitable<std::unique_ptr<gql::EventStream>> {
-                       co_return std::make_unique<StockChanges>(*client_, base, ArgId(f, "binId"),
+                       CallSlotFn slot = [this](const Context& ctx) { return CallSlot(ctx); };
+                       co_return std::make_unique<StockChanges>(*client_, std::move(slot), base, ArgId(f, "binId"),
                                                                 options_.subscription_poll);
                      });
 }
 
 Gateway::~Gateway() = default;
+
+asio::awaitable<OutboundLimits::Permit> Gateway::CallSlot(const Context& ctx) {
+  if (options_.mode == Mode::timeouts) {
+    // A client with timeouts counts the wait for a connection in its timeout.
+    const Context bounded = ctx.with_timeout(options_.operation_budget);
+    co_return co_await limits_->acquire(bounded);
+  }
+  co_return co_await limits_->acquire(ctx);
+}
 
 http::ServerOptions Gateway::server_options(observe::Registry* metrics) const {
   http::ServerOptions o;
@@ -242,17 +281,38 @@ void Gateway::mount(http::Server& server, observe::Registry* metrics) {
   if (metrics) {
     recorder_ = std::make_unique<gql::MetricsRecorder>(*metrics);
     graphql.execution.recorder = recorder_.get();
+    // Nothing has been served yet: the limits can be replaced by ones that count.
+    resilience_metrics_ = std::make_unique<resilience::ResilienceMetrics>(*metrics);
+    limits_ = std::make_unique<OutboundLimits>(LimitOptions(options_, resilience_metrics_.get()));
   }
+  // Each request (and each WebSocket connection) is one operation for the outbound limits: the
+  // transport's handlers run under the operation's scope. This is mount_graphql() and
+  // mount_graphql_ws() with that wrapper.
   http::RouteOptions route;
   route.name = "graphql";
   if (options_.mode == Mode::cutoff) route.budget = options_.operation_budget;
-  gql::mount_graphql(server, "/graphql", *schema_, graphql, route);
+  route.stop_grace = std::chrono::milliseconds(250);  // the executor answers a stop itself
+  const http::Handler inner = gql::graphql_http_handler(*schema_, graphql);
+  const http::Handler scoped = [this, inner](const http::Request& req,
+                                             const Context& ctx) -> asio::awaitable<http::Response> {
+    const OutboundLimits::Operation op = limits_->begin_operation(ctx);
+    co_return co_await inner(req, op.context());
+  };
+  if (graphql.allow_get) server.route("GET", "/graphql", scoped, route);
+  server.route("POST", "/graphql", scoped, route);
   gql::GraphQLWsOptions ws;
   ws.subscribe.execution = graphql.execution;
   ws.operation_budget = options_.operation_budget;
   http::RouteOptions ws_route;
   ws_route.name = "graphql-ws";
-  gql::mount_graphql_ws(server, "/graphql", *schema_, ws, ws_route);
+  const http::WebSocketHandler ws_inner = gql::graphql_ws_handler(*schema_, ws);
+  server.websocket(
+      "/graphql",
+      [this, ws_inner](http::WebSocket& socket, const http::Request& req, const Context& ctx) -> asio::awaitable<void> {
+        const OutboundLimits::Operation op = limits_->begin_operation(ctx);
+        co_await ws_inner(socket, req, op.context());
+      },
+      {std::string(gql::kGraphQLTransportWs)}, ws_route);
   http::RouteOptions page;
   page.name = "graphiql";
   page.bind_deadline = false;

@@ -14,6 +14,15 @@
 // `operation_budget`), and calls carry what is left; under `timeouts` the gateway's HTTP
 // client gives up after `operation_budget` per call and stockValuation has its cap, but
 // nothing downstream hears of either; under `none` it waits as long as it takes (no cap).
+//
+// Outbound fan-out is bounded in every mode (outbound_limits.hpp): one operation (or one
+// WebSocket connection) has at most `max_calls_per_operation` calls to the inventory running
+// and `max_queued_calls_per_operation` waiting, the whole gateway `max_calls` running and
+// `max_queued_calls` waiting. A call that finds its queue full fails at once with OVERLOADED at
+// its field's path; a queued call leaves its queue when its deadline passes (DEADLINE_EXCEEDED;
+// under `timeouts` the wait is bounded by `operation_budget`, under `none` by nothing).
+// reserveStock refuses an invalid idempotency key (empty, over 255 bytes, control characters,
+// outer spaces: effects::check_idempotency_key) with BAD_USER_INPUT before calling anything.
 #ifndef CUTOFF_APPS_WAREHOUSE_GATEWAY_HPP_
 #define CUTOFF_APPS_WAREHOUSE_GATEWAY_HPP_
 
@@ -28,6 +37,7 @@
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "warehouse/mode.hpp"
+#include "warehouse/outbound_limits.hpp"
 
 namespace cutoff::graphql {
 class MetricsRecorder;
@@ -45,6 +55,12 @@ struct GatewayOptions {
   std::chrono::milliseconds valuation_cap{1'500};
   std::chrono::milliseconds max_budget{30'000};
   std::chrono::milliseconds subscription_poll{200};
+  // Outbound fan-out (see the top of this file). `max_calls` must stay below the inventory's
+  // connection limit (http::ServerLimits::max_connections, 1024 by default).
+  std::size_t max_calls_per_operation = 16;
+  std::size_t max_queued_calls_per_operation = 256;
+  std::size_t max_calls = 256;
+  std::size_t max_queued_calls = 1024;
 };
 
 // The warehouse schema, with the valuation cap filled in (none: no @budget).
@@ -58,9 +74,15 @@ class Gateway {
   http::ServerOptions server_options(observe::Registry* metrics) const;
   void mount(http::Server& server, observe::Registry* metrics = nullptr);
   const graphql::Schema& schema() const noexcept { return *schema_; }
+  const OutboundLimits& outbound_limits() const noexcept { return *limits_; }
 
  private:
+  // A slot for one call to the inventory under `ctx` (a field's context, or a subscription's).
+  boost::asio::awaitable<OutboundLimits::Permit> CallSlot(const Context& ctx);
+
   GatewayOptions options_;
+  std::unique_ptr<resilience::ResilienceMetrics> resilience_metrics_;
+  std::unique_ptr<OutboundLimits> limits_;
   std::unique_ptr<http::Client> client_;
   std::unique_ptr<graphql::Schema> schema_;
   std::unique_ptr<graphql::MetricsRecorder> recorder_;

@@ -10,7 +10,9 @@
 #include <charconv>
 #include <exception>
 #include <optional>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/sql/connect.hpp"
@@ -81,7 +83,21 @@ http::ServerOptions Inventory::server_options(observe::Registry* metrics) const 
   return o;
 }
 
+Inventory::InFlight::InFlight(Inventory& owner) noexcept : owner_(owner) {
+  const std::size_t now = owner_.in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+  std::size_t seen = owner_.max_in_flight_.load(std::memory_order_relaxed);
+  while (now > seen && !owner_.max_in_flight_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+}
+
+Inventory::InFlight::~InFlight() { owner_.in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+
+InventoryStats Inventory::stats() const noexcept {
+  return {in_flight_.load(std::memory_order_relaxed), max_in_flight_.load(std::memory_order_relaxed)};
+}
+
 asio::awaitable<Response> Inventory::Serve(const Context& request, const Work& work) {
+  const InFlight counted(*this);
   switch (options_.mode) {
     case Mode::cutoff:
       co_return co_await work(request);
@@ -197,6 +213,16 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
   server.route(
       "POST", "/reservations",
       [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+        // The key is required: without one a retry reserves again, and the caller that forgot
+        // it (or sent it empty) would believe otherwise.
+        const std::vector<std::string_view> keys = req.headers.get_all("Idempotency-Key");
+        if (keys.empty())
+          throw Error(ErrorCode::invalid_argument, "POST /reservations needs an Idempotency-Key header",
+                      rctx.request_id());
+        if (keys.size() > 1)
+          throw Error(ErrorCode::invalid_argument, "send one Idempotency-Key header, not " + std::to_string(keys.size()),
+                      rctx.request_id());
+        effects::check_idempotency_key(keys.front(), rctx.request_id());
         json::error_code ec;
         json::value body = json::parse(req.body, ec);
         const json::object* o = ec ? nullptr : body.if_object();
@@ -220,7 +246,7 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
                       rctx.request_id());
         effects::EffectRequest er;
         er.operation = "inventory.reserve";
-        er.idempotency_key = std::string(req.headers.get("Idempotency-Key").value_or(""));
+        er.idempotency_key = std::string(keys.front());
         er.fingerprint = std::to_string(*bin_id) + ":" + std::to_string(*amount);
         const std::int64_t b = *bin_id, n = *amount;
         const effects::EffectBody reserve = [b, n](effects::Effect& fx) -> asio::awaitable<std::string> {

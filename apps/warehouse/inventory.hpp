@@ -14,7 +14,10 @@
 //   GET  /bin?id=ID                         one bin's stock (fast)
 //   GET  /valuation?warehouse=ID            the stock valuation (the slow statement)
 //   POST /reservations {"binId":..,"qty":..} with Idempotency-Key: reserves stock in an effect
-//                                           region; a repeated key returns the first answer
+//                                           region; a repeated key returns the first answer.
+//                                           The header is required: missing, repeated or invalid
+//                                           (effects::check_idempotency_key: empty, over 255
+//                                           bytes, control characters) is 400 invalid_argument
 //   GET  /stock-changes?after=ID            reservations since ID (from the outbox), oldest first
 //
 // How it bounds its work depends on the mode (mode.hpp):
@@ -28,6 +31,7 @@
 #ifndef CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 #define CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
@@ -63,6 +67,11 @@ struct InventoryOptions {
   std::function<void(const sql::StatementEvent&)> statement_observer;
 };
 
+struct InventoryStats {
+  std::size_t requests_in_flight = 0;      // route handlers running now
+  std::size_t max_requests_in_flight = 0;  // the most at once since start
+};
+
 class Inventory {
  public:
   explicit Inventory(InventoryOptions options);
@@ -85,6 +94,7 @@ class Inventory {
   effects::Effects& effects() noexcept { return *effects_; }
   std::int64_t valuation_steps() const noexcept { return options_.valuation_steps; }
   const InventoryOptions& options() const noexcept { return options_; }
+  InventoryStats stats() const noexcept;
 
  private:
   using Work = std::function<boost::asio::awaitable<http::Response>(const Context&)>;
@@ -93,7 +103,21 @@ class Inventory {
   // A pooled connection for `ctx`'s work: under `timeouts`, with the service's own timeout.
   boost::asio::awaitable<sql::Pool::Lease> Acquire(const Context& ctx);
 
+  // Counts one request in flight for its lifetime.
+  class InFlight {
+   public:
+    explicit InFlight(Inventory& owner) noexcept;
+    ~InFlight();
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+   private:
+    Inventory& owner_;
+  };
+
   InventoryOptions options_;
+  std::atomic<std::size_t> in_flight_{0};
+  std::atomic<std::size_t> max_in_flight_{0};
   Context base_;       // unbound, but stopped by stop_all()
   CancelSource stop_;
   std::unique_ptr<sql::Pool> pool_;

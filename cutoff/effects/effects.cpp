@@ -64,6 +64,24 @@ ErrorCode CodeOf(const std::exception_ptr& e) noexcept {
 
 }  // namespace
 
+std::optional<std::string> idempotency_key_problem(std::string_view key) {
+  if (key.empty()) return "the idempotency key is empty";
+  if (key.size() > kMaxIdempotencyKeyBytes)
+    return "the idempotency key is " + std::to_string(key.size()) + " bytes; the most is " +
+           std::to_string(kMaxIdempotencyKeyBytes);
+  for (const char ch : key) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) return "the idempotency key contains a control character";
+  }
+  // (A tab is a control character already.)
+  if (key.front() == ' ' || key.back() == ' ') return "the idempotency key starts or ends with a space";
+  return std::nullopt;
+}
+
+void check_idempotency_key(std::string_view key, const std::string& request_id) {
+  if (auto problem = idempotency_key_problem(key)) throw Error(ErrorCode::invalid_argument, *problem, request_id);
+}
+
 // ---- Effect ---------------------------------------------------------------------------------
 
 asio::awaitable<sql::Result> Effect::execute(std::string_view sql, std::span<const Value> params) {
@@ -141,8 +159,10 @@ void Effects::CountAmbiguous(const std::string& operation) noexcept {
 }
 
 asio::awaitable<EffectOutcome> Effects::run(const Context& ctx, EffectRequest request, EffectBody body) {
-  // Entry: a spent budget enters nothing, not even the admission count or a pool wait.
+  // Entry: a spent budget or a bad key enters nothing, not even the admission count or a
+  // pool wait.
   ctx.check();
+  if (request.idempotency_key) check_idempotency_key(*request.idempotency_key, ctx.request_id());
   AdmissionLimit::Ticket ticket = admission_.enter(request.operation, ctx.request_id());
   const Deadline region = Deadline::after(options_.timeout, ctx.clock());
   sql::Pool::Lease conn = co_await pool_.acquire(ctx.with_deadline(region));
@@ -152,6 +172,7 @@ asio::awaitable<EffectOutcome> Effects::run(const Context& ctx, EffectRequest re
 asio::awaitable<EffectOutcome> Effects::run_on(sql::Connection& conn, const Context& ctx, EffectRequest request,
                                                EffectBody body) {
   ctx.check();
+  if (request.idempotency_key) check_idempotency_key(*request.idempotency_key, ctx.request_id());
   AdmissionLimit::Ticket ticket = admission_.enter(request.operation, ctx.request_id());
   co_return co_await Run(conn, ctx, request, body, std::move(ticket), Deadline::after(options_.timeout, ctx.clock()));
 }
@@ -160,7 +181,7 @@ asio::awaitable<EffectOutcome> Effects::Run(sql::Connection& conn, const Context
                                             EffectBody& body, [[maybe_unused]] AdmissionLimit::Ticket ticket,
                                             Deadline region) {  // the ticket is held until the region ends
   const std::string& rid = ctx.request_id();
-  const bool keyed = !request.idempotency_key.empty();
+  const bool keyed = request.idempotency_key.has_value();
   TransactionShape shape;
   shape.read_only = request.mode == sql::AccessMode::read_only;
   shape.read_only_enforced = conn.enforces_read_only();
@@ -173,7 +194,9 @@ asio::awaitable<EffectOutcome> Effects::Run(sql::Connection& conn, const Context
     throw Error(ErrorCode::invalid_argument, "an idempotency key needs a read-write region", rid);
 
   const Context body_ctx = ctx.with_deadline(region);
-  const internal::IdempotencyKey key{idempotency_table_, request.operation, request.idempotency_key};
+  static const std::string kNoKey;
+  const internal::IdempotencyKey key{idempotency_table_, request.operation,
+                                     keyed ? *request.idempotency_key : kNoKey};
 
   // ---- Before the commit point: a stop rolls back and is reported as itself. ----
   co_await Fault(Step::before_begin, ctx);
@@ -260,7 +283,9 @@ asio::awaitable<EffectOutcome> Effects::Commit(sql::Connection& conn, const Cont
                                                std::optional<sql::Transaction>& tx, Effect& fx, std::string result) {
   const std::string& rid = ctx.request_id();
   const bool keyed = !token.empty();
-  const internal::IdempotencyKey key{idempotency_table_, request.operation, request.idempotency_key};
+  static const std::string kNoKey;
+  const internal::IdempotencyKey key{idempotency_table_, request.operation,
+                                     request.idempotency_key ? *request.idempotency_key : kNoKey};
   std::exception_ptr failure;
   // ---- The commit point: from here on nothing the caller does interrupts the region. ----
   co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());

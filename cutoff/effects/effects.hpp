@@ -27,7 +27,8 @@
 // - An idempotency key is claimed before the transaction and its result is recorded in the
 //   same transaction as the effect: a repeat with the same fingerprint gets the stored result,
 //   a different fingerprint or a claim still running is `idempotency_conflict`, and a claim
-//   left by a crashed process expires after `timeout` (plus `claim_margin`).
+//   left by a crashed process expires after `timeout` (plus `claim_margin`). A key that is
+//   empty, too long or has control characters is `invalid_argument`, refused at entry.
 // - Outbox messages are rows written in the effect's transaction and dispatched after COMMIT
 //   with a fresh budget of their own (never the producer's); `relay()` redelivers what a
 //   failed or crashed dispatch left (at least once).
@@ -93,9 +94,25 @@ struct EffectsOptions {
   FaultHook fault;
 };
 
+// The longest idempotency key accepted, in bytes. Keys are stored, compared and logged; a
+// client that can send megabyte keys could fill the idempotency table with them.
+inline constexpr std::size_t kMaxIdempotencyKeyBytes = 255;
+
+// Why `key` cannot be an idempotency key, or nullopt when it can. A key is 1 to
+// kMaxIdempotencyKeyBytes bytes with no control characters (U+0000-U+001F, U+007F) and no
+// leading or trailing space. An empty key is refused rather than read as "no key":
+// a client that sends one believes its retries are safe. Control characters and outer blanks
+// are refused because keys travel in HTTP headers (CR LF would split one, parsers trim
+// blanks, so " k" and "k" would become one key) and end up in log lines.
+std::optional<std::string> idempotency_key_problem(std::string_view key);
+// Throws Error(invalid_argument) naming the problem with `key` (see above).
+void check_idempotency_key(std::string_view key, const std::string& request_id = {});
+
 struct EffectRequest {
-  std::string operation;        // for errors, metrics and the idempotency scope
-  std::string idempotency_key;  // empty: no idempotency
+  std::string operation;  // for errors, metrics and the idempotency scope
+  // nullopt: no idempotency. A key that is present must pass check_idempotency_key(); an
+  // invalid one (empty included) is refused with invalid_argument before anything runs.
+  std::optional<std::string> idempotency_key;
   std::string fingerprint;      // what was asked (e.g. canonical arguments); compared on repeats
   sql::AccessMode mode = sql::AccessMode::read_write;
 };

@@ -355,6 +355,44 @@ TEST_P(EffectsTest, InsideATransactionOpenedElsewhereItIsASavepointAndAStopIsAmb
   });
 }
 
+// An empty key once meant "no idempotency": 20 calls with key "" ran the body 20 times.
+TEST_P(EffectsTest, AnInvalidKeyIsRefusedBeforeAnythingRuns) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto fx = co_await Make();
+    const std::vector<std::string> bad = {"", std::string(kMaxIdempotencyKeyBytes + 1, 'k'), "a\nb", "a\r\nX-Other: 1",
+                               std::string("a\0b", 3), "tab\t", "\x7f", " padded", "padded "};
+    for (const std::string& key : bad) {
+      for (int round = 0; round < 3; ++round) {
+        EffectRequest req{.operation = "items.create", .idempotency_key = key, .fingerprint = "f"};
+        EXPECT_EQ(Name(co_await CodeOf(fx->run(Context().with_timeout(5s), req, Insert(1)))), "invalid_argument")
+            << "key of " << key.size() << " bytes";
+        sql::Pool::Lease conn = co_await db_->pool().acquire(Context());
+        EXPECT_EQ(Name(co_await CodeOf(fx->run_on(*conn, Context().with_timeout(5s), req, Insert(1)))),
+                  "invalid_argument");
+      }
+      EXPECT_TRUE(idempotency_key_problem(key).has_value());
+    }
+    EXPECT_EQ(body_runs_, 0);
+    EXPECT_EQ(fx->admission().rejected(), 0u);
+    EXPECT_EQ(co_await db_->count(db_->items()), 0);
+    EXPECT_EQ(co_await db_->count(fx->idempotency_table()), 0);
+
+    // The longest key, UTF-8 and inner spaces are keys like any other; no key at all is no
+    // idempotency.
+    EffectRequest longest{.operation = "items.create", .idempotency_key = std::string(kMaxIdempotencyKeyBytes, 'k'),
+                          .fingerprint = "f"};
+    EXPECT_FALSE((co_await fx->run(Context().with_timeout(5s), longest, Insert(1))).replayed);
+    EXPECT_TRUE((co_await fx->run(Context().with_timeout(5s), longest, Insert(1))).replayed);
+    EffectRequest utf8{.operation = "items.create", .idempotency_key = "commande n\xc2\xb0 7", .fingerprint = "f"};
+    EXPECT_FALSE((co_await fx->run(Context().with_timeout(5s), utf8, Insert(2))).replayed);
+    EffectRequest unkeyed{.operation = "items.create"};
+    co_await fx->run(Context().with_timeout(5s), unkeyed, Insert(3));
+    co_await fx->run(Context().with_timeout(5s), unkeyed, Insert(4));
+    EXPECT_EQ(body_runs_, 4);
+    EXPECT_EQ(co_await db_->count(db_->items()), 4);
+  });
+}
+
 TEST_P(EffectsTest, ARepeatedKeyReturnsTheStoredResultWithoutRunningAgain) {
   RunSync([&]() -> asio::awaitable<void> {
     auto fx = co_await Make();
@@ -435,7 +473,7 @@ TEST_P(EffectsTest, AClaimLeftByACrashBlocksRetriesNoLongerThanTheEffectsTimeout
     {
       // What a process that died after claiming leaves behind: a claim nobody will finish.
       sql::Pool::Lease conn = co_await db_->pool().acquire(Context());
-      internal::IdempotencyKey key{fx->idempotency_table(), req.operation, req.idempotency_key};
+      internal::IdempotencyKey key{fx->idempotency_table(), req.operation, *req.idempotency_key};
       auto claim = co_await internal::ClaimKey(*conn, Context(), key, req.fingerprint, opts_.timeout);
       EXPECT_EQ(claim.kind, internal::Claim::Kind::claimed);
     }

@@ -5,6 +5,9 @@
 //   the small ones, and the bins are there: a partial response.
 // - reserveStock with an idempotency key reserves once: the repeat returns the stored answer
 //   (replayed: true) and the bin's stock moved once.
+// - An empty idempotency key is refused (BAD_USER_INPUT), and reserves nothing however often.
+// - A query with 3,000 aliases gets OVERLOADED (or DEADLINE_EXCEEDED) at the fields over the
+//   gateway's fan-out limits, never a transport error; a cheap query meanwhile answers quickly.
 // - The stockChanged subscription (graphql-transport-ws) delivers a reservation as it happens.
 // - GraphiQL is served at /graphiql; both services serve /metrics.
 // - SIGINT stops both cleanly (exit 0).
@@ -77,6 +80,37 @@ try {
   await changes.return();
   await client.dispose();
   console.log('ok   stockChanged delivered the reservation');
+
+  // 2b. An empty key is refused, every time; the stock does not move.
+  for (let i = 0; i < 20; i++) {
+    const r = await graphql(reserve, { k: '' });
+    assert.equal(r.body.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', JSON.stringify(r.body));
+    assert.deepEqual(r.body.errors[0].path, ['reserveStock']);
+  }
+  const after = await (await fetch(`${inventory}/bin?id=7`)).json();
+  assert.equal(after.reserved, bin.reserved, 'an empty key reserved nothing');
+  console.log('ok   reserveStock with an empty key: BAD_USER_INPUT 20 times, nothing reserved');
+
+  // 2c. Fan-out: 3,000 aliases in one query.
+  let hostile = '{';
+  for (let i = 0; i < 3000; i++) hostile += ` a${i}: warehouses { id }`;
+  hostile += ' }';
+  const big = graphql(hostile);
+  let slowest = 0;
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const cheap = await graphql('{ bin(id: 7) { id } }');
+    slowest = Math.max(slowest, performance.now() - t0);
+    assert.equal(cheap.body.errors, undefined, JSON.stringify(cheap.body));
+  }
+  const answer = await big;
+  const codes = new Set(answer.body.errors.map((e) => e.extensions.code));
+  assert.ok(answer.body.errors.every((e) => e.path?.length > 0), 'every error has a path');
+  assert.ok([...codes].every((c) => c === 'OVERLOADED' || c === 'DEADLINE_EXCEEDED'), `codes: ${[...codes]}`);
+  assert.ok(codes.has('OVERLOADED'), 'the excess is OVERLOADED');
+  assert.ok(!JSON.stringify(answer.body).includes('partial message'));
+  assert.ok(slowest < 750, `a cheap query meanwhile answered in ${Math.round(slowest)} ms`);
+  console.log(`ok   3,000 aliases: ${answer.body.errors.length} fields ${[...codes].join('/')}; a cheap query meanwhile in ${Math.round(slowest)} ms at worst`);
 
   // 3. GraphiQL and the metrics of both services.
   const page = await fetch(svc.url + '/graphiql');
