@@ -45,7 +45,7 @@ type Warehouse {
   name: String!
   city: String!
   "The first bins of this warehouse (null when they could not be read in time)."
-  bins(first: Int = 10): [Bin!]
+  bins(first: Int = 10): [Bin!] @listSize(slicingArguments: ["first"], requireOneSlicingArgument: false)
   "The value of every stock movement in this warehouse, with a risk simulation: expensive."
   stockValuation: Float)" +
          cap + R"(

@@ -299,6 +299,22 @@ TEST_F(WarehouseTest, AThousandsOfAliasesQueryIsBoundedAndOthersStillGetAnswers)
   EXPECT_EQ(gateway_->outbound_limits().operations(), 0u);
 }
 
+// Asking for more than the cost limit allows is refused before a single call goes out.
+TEST_F(WarehouseTest, AnOperationOverTheCostLimitMakesNoCallAtAll) {
+  Start(GatewayOptions{}, /*inventory_max_connections=*/16);
+  std::string costly = "{";
+  for (int i = 0; i < 3000; ++i) costly += " a" + std::to_string(i) + ": warehouses { id bins(first: 100) { id } }";
+  costly += " }";
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    const json::value r = co_await GraphQL(client, gateway_url_, costly);
+    const std::string text = json::serialize(r);
+    EXPECT_FALSE(r.as_object().contains("data")) << text.substr(0, 300);
+    EXPECT_NE(text.find("COST_LIMIT_EXCEEDED"), std::string::npos) << text.substr(0, 300);
+  });
+  EXPECT_EQ(inventory_->stats().max_requests_in_flight, 0u);
+}
+
 // An empty key used to mean "no key": reserveStock(idempotencyKey: "") reserved on every call.
 TEST_F(WarehouseTest, TheInventoryRefusesAMissingEmptyOrInvalidIdempotencyKey) {
   Start(GatewayOptions{});
