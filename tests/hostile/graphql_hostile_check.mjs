@@ -207,7 +207,8 @@ const cases = {
     assert.equal(result.status, 200);
     assert.equal(Object.keys(result.body.data).length, 60000);
     note(`/healthz worst ${worst.toFixed(0)} ms during a 60,000-field operation`);
-    assert.ok(worst < 150 * scale, `/healthz took ${worst.toFixed(0)} ms while the operation ran`);
+    // Without yielding it was 400-800 ms; 30-90 ms here, the margin is for a loaded CI machine.
+    assert.ok(worst < 250 * scale, `/healthz took ${worst.toFixed(0)} ms while the operation ran`);
   },
 
   async many_distinct_large_documents() {
@@ -305,7 +306,14 @@ try {
     failed++;
     console.log(`FAIL  descriptors: ${baseline.fds} at the start, ${fds} at the end`);
   }
-  console.log(`rss: ${(baseline.rss / 1048576).toFixed(0)} MiB at the start, ${(rssBytes() / 1048576).toFixed(0)} MiB at the end`);
+  // Freed memory goes back to the system shortly after large requests.
+  await new Promise((r) => setTimeout(r, 1500));
+  const rss = rssBytes();
+  console.log(`rss: ${(baseline.rss / 1048576).toFixed(0)} MiB at the start, ${(rss / 1048576).toFixed(0)} MiB at the end`);
+  if (!values.only && rss > baseline.rss + (48 << 20)) {
+    failed++;
+    console.log('FAIL  RSS did not return near its baseline');
+  }
 } finally {
   const { code, signal } = await svc.stop();
   if (signal && signal !== 'SIGTERM') { failed++; console.log(`FAIL  the server died with ${signal}`); }

@@ -1,10 +1,17 @@
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <memory>
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -122,6 +129,26 @@ asio::thread_pool& PreparePool() {
   return pool;
 }
 
+// After a request that allocated a lot (a large document or response), glibc keeps the freed
+// pages: a few hostile requests would leave the process tens of MB above its baseline for
+// good. Returning them (malloc_trim) takes a few ms, so it runs on the preparation thread, at
+// most once a second, shortly after the request.
+void ReturnFreedMemorySoon() {
+#if defined(__GLIBC__)
+  static std::atomic<std::int64_t> last_ms{0};
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  std::int64_t last = last_ms.load(std::memory_order_relaxed);
+  if (now - last < 1000 || !last_ms.compare_exchange_strong(last, now)) return;
+  // A moment later: by then the request's document and response are freed.
+  auto timer = std::make_shared<asio::steady_timer>(PreparePool(), std::chrono::milliseconds(200));
+  timer->async_wait([timer](const boost::system::error_code&) { malloc_trim(0); });
+#endif
+}
+
+constexpr std::size_t kLargeResponseBytes = 1024 * 1024;
+
 struct HandlerState {
   HandlerState(const Schema& s, GraphQLHttpOptions o)
       : schema(&s), options(std::move(o)), cache(options.document_cache_bytes) {}
@@ -210,6 +237,7 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
   }
   HttpResponse out = HttpResponse::json(status, std::move(result).to_json(), content_type);
   if (status == 504) out.headers.set(http::kDeadlineExpiredHeader, "1");
+  if (params.query.size() >= kPrepareInlineBytes || out.body.size() >= kLargeResponseBytes) ReturnFreedMemorySoon();
   co_return out;
 }
 
