@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "cutoff/graphql/event_stream.hpp"
 #include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/observe/metrics.hpp"
@@ -37,13 +38,30 @@ using SteadyClock = std::chrono::steady_clock;
 
 constexpr std::string_view kSchema = R"(
   type Query { hello: String, hang: String, big: String, slowBig: String, huge: String }
-  type Subscription { ticks: Tick, stuck: Tick }
+  type Subscription { ticks: Tick, stuck: Tick, feed: String }
   type Tick { n: Int, slow: Int }
 )";
 
 // The server's bound on one socket's outbound queue in these tests, and its write timeout.
 constexpr std::size_t kMaxQueuedBytes = 1024 * 1024;
 constexpr auto kWriteTimeout = 3s;
+
+// Events of 16 KiB, all ready at once, then the end; counts the events pulled.
+constexpr int kFeedEvents = 2000;
+class CountingStream : public EventStream {
+ public:
+  CountingStream(std::atomic<int>& pulls, int count) : pulls_(pulls), left_(count) {}
+  asio::awaitable<std::optional<Data>> next(const Context&) override {
+    if (left_ == 0) co_return std::nullopt;
+    --left_;
+    ++pulls_;
+    co_return Data::from(std::string(16 * 1024, 'f'));
+  }
+
+ private:
+  std::atomic<int>& pulls_;
+  int left_;
+};
 
 class GraphQLWs : public ::testing::Test {
  protected:
@@ -67,6 +85,11 @@ class GraphQLWs : public ::testing::Test {
       co_return Data::from(std::string(256 * 1024, 's'));
     });
     schema_->resolve("Query", "huge", [](FieldContext&) { return Data::from(std::string(2 * 1024 * 1024, 'h')); });
+    // A subscription whose events are ready at once, counted as they are pulled.
+    schema_->subscribe("Subscription", "feed", [this](FieldContext&) -> asio::awaitable<std::unique_ptr<EventStream>> {
+      co_return std::make_unique<CountingStream>(feed_pulls_, kFeedEvents);
+    });
+    schema_->resolve("Subscription", "feed", [](FieldContext& f) { return f.parent; });
     install_fixture_resolvers(*schema_);
     recorder_ = std::make_unique<MetricsRecorder>(registry_);
     server_ = std::make_unique<http::Server>(io_.get_executor(), http::ServerOptions{.one_io_thread = true});
@@ -179,6 +202,7 @@ class GraphQLWs : public ::testing::Test {
   std::uint16_t port_ = 0;
   std::atomic<int> big_calls_{0};
   std::atomic<int> slow_big_calls_{0};
+  std::atomic<int> feed_pulls_{0};
 };
 
 constexpr std::string_view kHangCancelled =
@@ -311,6 +335,29 @@ TEST_F(GraphQLWs, AClientThatStopsReadingGetsNoMoreWorkDone) {
   EXPECT_EQ(big_calls_.load(), kCount);
 }
 
+// A subscription stops pulling events while its client does not read, and goes on when it does.
+TEST_F(GraphQLWs, ASubscriptionStopsPullingEventsWhileItsClientDoesNotRead) {
+  auto ws = Ready(8 * 1024);
+  Write(*ws, R"({"id":"f","type":"subscribe","payload":{"query":"subscription { feed }"}})");
+  int pulled = feed_pulls_.load();
+  for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * testing::TimeScale();) {
+    std::this_thread::sleep_for(200ms);
+    if (feed_pulls_.load() == pulled) break;
+    pulled = feed_pulls_.load();
+  }
+  // Without backpressure all 2000 (31 MiB) were pulled and queued at once.
+  EXPECT_LT(pulled, kFeedEvents / 4) << "the subscription kept pulling events for a client that does not read";
+  EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+  int nexts = 0;
+  for (;;) {
+    auto msg = Read(*ws);
+    if (msg.contains("closed") || msg.at("type") == "complete") break;
+    if (msg.at("type") == "next") ++nexts;
+  }
+  EXPECT_EQ(nexts, kFeedEvents);
+  EXPECT_EQ(feed_pulls_.load(), kFeedEvents);
+}
+
 // Operations already running when the client stopped reading reply at once, past the bound:
 // the socket is closed with 1013, what was queued is dropped, and what still runs is cancelled.
 TEST_F(GraphQLWs, RepliesOverflowingTheQueueCloseTheSocketWith1013) {
@@ -376,7 +423,7 @@ TEST_F(GraphQLWs, AReplyLargerThanTheQueueBoundIsAnErrorForItsOperation) {
   EXPECT_EQ(error.at("type"), "error");
   EXPECT_EQ(error.at("id"), "h");
   const std::string payload = boost::json::serialize(error.at("payload"));
-  EXPECT_NE(payload.find("RESPONSE_TOO_LARGE"), std::string::npos) << payload;
+  EXPECT_NE(payload.find("RESPONSE_TOO_LARGE"), std::string::npos) << payload.substr(0, 200);
   Write(*ws, R"({"id":"h","type":"subscribe","payload":{"query":"{ hello }"}})");
   EXPECT_EQ(boost::json::serialize(Read(*ws).at("payload")), R"({"data":{"hello":"world"}})");
   EXPECT_EQ(Read(*ws).at("type"), "complete");
