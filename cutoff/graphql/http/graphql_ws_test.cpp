@@ -415,6 +415,55 @@ TEST_F(GraphQLWs, AClientThatNeverReadsIsDroppedAfterTheWriteTimeout) {
   EXPECT_LT(SteadyClock::now() - t1, 5s * testing::TimeScale());
 }
 
+// The same bounds hold when the server runs several threads (each connection on a strand).
+TEST_F(GraphQLWs, TheBoundsHoldOnAServerWithSeveralThreads) {
+  asio::io_context io;
+  http::Server server(io.get_executor(), http::ServerOptions{});
+  GraphQLWsOptions options;
+  options.subscribe.execution.recorder = recorder_.get();
+  options.root_value = Data::json(&fixture_);
+  options.max_queued_bytes = kMaxQueuedBytes;
+  options.write_timeout = kWriteTimeout * testing::TimeScale();
+  mount_graphql_ws(server, "/graphql", *schema_, options);
+  port_ = server.listen("127.0.0.1", 0);  // Connect() and HelloLatency() now use this server
+  std::thread one([&] { io.run(); });
+  std::thread two([&] { io.run(); });
+
+  {  // A client that stops reading stops getting work done.
+    auto ws = Ready(8 * 1024);
+    ASSERT_EQ(WriteAll(*ws, Subscribes("b", 600, "{ big }"), 5s * testing::TimeScale()), std::size_t{600});
+    int ran = big_calls_.load();
+    for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * testing::TimeScale();) {
+      std::this_thread::sleep_for(200ms);
+      if (big_calls_.load() == ran) break;
+      ran = big_calls_.load();
+    }
+    EXPECT_LT(ran, 150);
+    EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+  }
+  {  // Replies past the bound close the socket with 1013 and cancel what runs for it.
+    auto ws = Ready(8 * 1024);
+    Write(*ws, R"({"id":"s","type":"subscribe","payload":{"query":"{ hang }"}})");
+    ASSERT_EQ(WriteAll(*ws, Subscribes("q", 60, "{ slowBig }"), 5s * testing::TimeScale()), std::size_t{60});
+    const auto t0 = SteadyClock::now();
+    while (Metric(kHangCancelled) == 0 && SteadyClock::now() - t0 < 2s * testing::TimeScale())
+      std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(Metric(kHangCancelled), 1);
+    std::int64_t code = 0;
+    for (;;) {
+      auto msg = Read(*ws);
+      if (msg.contains("closed")) {
+        code = msg.at("closed").to_number<std::int64_t>();
+        break;
+      }
+    }
+    EXPECT_EQ(code, 1013);
+  }
+  server.shutdown(100ms);
+  one.join();
+  two.join();
+}
+
 // A reply that could never fit the queue fails its own operation; the socket carries on.
 TEST_F(GraphQLWs, AReplyLargerThanTheQueueBoundIsAnErrorForItsOperation) {
   auto ws = Ready();
