@@ -3,6 +3,8 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -28,6 +30,11 @@ constexpr std::uint16_t kUnauthorized = 4401;
 constexpr std::uint16_t kInitTimeout = 4408;
 constexpr std::uint16_t kDuplicateId = 4409;
 constexpr std::uint16_t kTooManyInits = 4429;
+// RFC 6455's registry: "terminating the connection due to a temporary condition, e.g. it is
+// overloaded and is casting off some of its clients". Not one of graphql-transport-ws's fatal
+// codes, so its client reconnects (with backoff) rather than giving up: a slow reader may keep
+// up next time.
+constexpr std::uint16_t kTryAgainLater = 1013;
 
 struct CloseFrame {
   std::uint16_t code;
@@ -65,31 +72,62 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
  public:
   WsSession(http::WebSocket& ws, const Schema& schema, const GraphQLWsOptions& options, Context ctx,
             asio::any_io_executor executor)
-      : ws_(ws), schema_(schema), options_(options), executor_(std::move(executor)), idle_(executor_) {
+      : ws_(ws),
+        schema_(schema),
+        options_(options),
+        executor_(std::move(executor)),
+        idle_(executor_),
+        wake_writer_(executor_),
+        room_(executor_),
+        read_abort_(executor_),
+        write_timer_(executor_) {
     auto [c, source] = ctx.with_cancel();
     ctx_ = std::move(c);
     stop_all_ = std::move(source);
-    idle_.expires_at(asio::steady_timer::time_point::max());
+    for (auto* t : {&idle_, &wake_writer_, &room_, &read_abort_}) t->expires_at(asio::steady_timer::time_point::max());
+    // Backpressure engages at a quarter of the bound and lets go at an eighth: the rest is
+    // headroom for the replies of operations that were already running when it engaged.
+    high_watermark_ = options_.max_queued_bytes / 4;
+    low_watermark_ = options_.max_queued_bytes / 8;
   }
 
   asio::awaitable<void> Run() {
+    using namespace asio::experimental::awaitable_operators;
     auto self = shared_from_this();
+    // A server shutdown stops `ctx_`: operations waiting for room in the queue must see it.
+    std::weak_ptr<WsSession> weak = self;
+    stop_watch_.emplace(ctx_.token(), StopWatch{weak, executor_});
+    writer_running_ = true;
+    asio::co_spawn(executor_, Writer(self), asio::detached);
     // connection_init must arrive within the timeout.
     auto init_timer = std::make_shared<asio::steady_timer>(executor_, options_.connection_init_timeout);
     init_timer->async_wait([self](const boost::system::error_code& ec) {
       if (!ec && !self->acked_) self->Close(kInitTimeout, "Connection initialisation timeout");
     });
     while (!closing_) {
-      std::optional<std::string> text = co_await ws_.read();
-      if (!text) break;
-      Handle(*text);
+      // The read races an abort (a stalled write): a peer that does not read may not send either.
+      auto read = co_await (ws_.read() || read_abort_.async_wait(asio::as_tuple(asio::use_awaitable)));
+      if (read.index() != 0 || !std::get<0>(read)) {
+        // The peer is gone or was dropped: nothing queued can reach it.
+        closed_ = true;
+        DropQueue();
+        break;
+      }
+      // Backpressure: while the client is behind on its replies, its next message waits here,
+      // and the ones after it wait in the socket's buffers, so nothing new starts for it.
+      if (!co_await WaitForRoom()) break;
+      Handle(*std::get<0>(read));
     }
     init_timer->cancel();
     // The socket is gone or closing: whatever runs for it stops now.
     stop_all_.request_stop(StopReason::cancelled);
     ops_.clear();
-    // Operations and the writer reference the socket: wait for them to finish.
-    while (running_ > 0 || writing_) co_await idle_.async_wait(asio::as_tuple(asio::use_awaitable));
+    room_.cancel();
+    wake_writer_.cancel();
+    // Operations and the writer reference the socket: wait for them to finish. The writer ends
+    // once the close frame is out or the socket failed, within write_timeout.
+    while (running_ > 0 || writer_running_) co_await idle_.async_wait(asio::as_tuple(asio::use_awaitable));
+    stop_watch_.reset();
   }
 
  private:
@@ -97,7 +135,21 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     std::uint64_t token;
     CancelSource source;
   };
-  using Outgoing = std::variant<std::string, CloseFrame>;
+  // Follows an operation's last message in the queue: once the writer reaches it, all of the
+  // operation's messages are on the wire and its max_operations slot is free.
+  struct SlotRelease {};
+  using Outgoing = std::variant<std::string, CloseFrame, SlotRelease>;
+
+  struct StopWatch {
+    std::weak_ptr<WsSession> session;
+    asio::any_io_executor executor;
+    // May run on any thread: the session's state is touched on its executor only.
+    void operator()(StopReason) const noexcept {
+      asio::post(executor, [weak = session] {
+        if (auto self = weak.lock()) self->room_.cancel();
+      });
+    }
+  };
 
   void Handle(const std::string& text) {
     boost::system::error_code ec;
@@ -126,7 +178,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       if (!acked_) return Close(kUnauthorized, "Unauthorized");
       const std::string op_id(id->as_string());
       if (ops_.contains(op_id)) return Close(kDuplicateId, "Subscriber for " + op_id + " already exists");
-      if (ops_.size() >= options_.max_operations) return Close(kBadRequest, "Too many operations");
+      if (open_operations_ >= options_.max_operations) return Close(kBadRequest, "Too many operations");
       Start(op_id, payload->as_object());
     } else if (kind == "complete") {
       const json::value* id = msg.if_contains("id");
@@ -158,6 +210,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     const std::uint64_t token = ++next_token_;
     ops_.emplace(id, Operation{token, source});
     ++running_;
+    ++open_operations_;
     asio::co_spawn(executor_, RunOperation(shared_from_this(), id, token, std::string(query->as_string()),
                                            std::move(req), std::move(op_ctx)),
                    asio::detached);
@@ -170,7 +223,9 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   void Finish(const std::string& id, std::uint64_t token) {
     if (Active(id, token)) ops_.erase(id);
-    if (--running_ == 0 && !writing_) idle_.cancel();
+    // The slot is free once what the operation queued has been written.
+    Enqueue(SlotRelease{});
+    if (--running_ == 0 && !writer_running_) idle_.cancel();
   }
 
   static asio::awaitable<void> RunOperation(std::shared_ptr<WsSession> self, std::string id, std::uint64_t token,
@@ -190,11 +245,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                                 const Context& ctx) {
     ParseResult parsed = parse(std::move(query), options_.parse);
     if (!parsed.ok()) {
-      Send(Message("error", id, ErrorsPayload({*parsed.error})));
+      SendFor(id, Message("error", id, ErrorsPayload({*parsed.error})));
       co_return;
     }
     if (auto errors = validate(schema_, *parsed.document, options_.validation); !errors.empty()) {
-      Send(Message("error", id, ErrorsPayload(errors)));
+      SendFor(id, Message("error", id, ErrorsPayload(errors)));
       co_return;
     }
     req.document = parsed.document.get();
@@ -203,18 +258,25 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     if (op && op->type == OperationType::subscription) {
       SubscribeResult started = co_await subscribe(schema_, req, ctx, options_.subscribe);
       if (!started.ok()) {
-        if (Active(id, token)) Send(Message("error", id, ErrorsPayload(started.errors.errors)));
+        if (Active(id, token)) SendFor(id, Message("error", id, ErrorsPayload(started.errors.errors)));
         co_return;
       }
       Subscription& sub = *started.subscription;
-      while (auto response = co_await sub.next()) {
+      // The next event is pulled only while the client keeps up with the ones sent.
+      while (co_await WaitForRoom() && Active(id, token)) {
+        std::optional<Response> response = co_await sub.next();
+        if (!response) break;
         // After a client `complete` or a disconnect nothing more is sent for this id.
         if (!Active(id, token)) co_return;
-        Send(Message("next", id, response->to_json()));
+        if (!SendFor(id, Message("next", id, response->to_json()))) {
+          // The event did not fit: its `error` ended the operation, so the stream stops.
+          ops_.erase(id);
+          co_return;
+        }
       }
       if (!Active(id, token)) co_return;
       if (sub.end() == Subscription::End::failed)
-        Send(Message("error", id, ErrorsPayload(sub.failure().errors)));
+        SendFor(id, Message("error", id, ErrorsPayload(sub.failure().errors)));
       else
         Send(Message("complete", id));
       co_return;
@@ -225,45 +287,127 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     Response response = co_await execute(schema_, req, bounded, options_.subscribe.execution);
     if (!Active(id, token)) co_return;
     if (!response.has_data) {
-      Send(Message("error", id, ErrorsPayload(response.errors)));
+      SendFor(id, Message("error", id, ErrorsPayload(response.errors)));
       co_return;
     }
-    Send(Message("next", id, std::move(response).to_json()));
-    Send(Message("complete", id));
+    if (SendFor(id, Message("next", id, std::move(response).to_json()))) Send(Message("complete", id));
   }
 
-  void Send(std::string text) { Enqueue(std::move(text)); }
+  // Waits while the client is behind on its replies; false when the socket is closing.
+  asio::awaitable<bool> WaitForRoom() {
+    while (paused_ && !closing_ && !ctx_.token().stop_requested())
+      co_await room_.async_wait(asio::as_tuple(asio::use_awaitable));
+    co_return !closing_;
+  }
+
+  // Sends one of operation `id`'s messages. A message larger than the whole queue bound could
+  // never be queued: the operation gets an `error` in its place (it ends there), and false.
+  bool SendFor(const std::string& id, std::string message) {
+    if (message.size() <= options_.max_queued_bytes) {
+      Send(std::move(message));
+      return true;
+    }
+    GraphQLError error{.message = "the response is " + std::to_string(message.size()) +
+                                  " bytes, more than the socket's max_queued_bytes (" +
+                                  std::to_string(options_.max_queued_bytes) + ")",
+                       .code = "RESPONSE_TOO_LARGE"};
+    Send(Message("error", id, ErrorsPayload({error})));
+    return false;
+  }
+
+  void Send(std::string text) {
+    if (closed_ || closing_) return;
+    if (queued_bytes_ + text.size() > options_.max_queued_bytes) {
+      // Replies of operations already running when backpressure engaged overflowed the bound:
+      // the client is far behind. What it has not been sent is dropped now (memory returns)
+      // and it is told to come back later.
+      DropQueue();
+      Close(kTryAgainLater, "Client too slow: more than max_queued_bytes waiting to be sent");
+      return;
+    }
+    queued_bytes_ += text.size();
+    UpdatePause();
+    Enqueue(std::move(text));
+  }
 
   void Close(std::uint16_t code, std::string reason) {
     if (closing_) return;
     closing_ = true;
     stop_all_.request_stop(StopReason::cancelled);
+    room_.cancel();
     Enqueue(CloseFrame{code, std::move(reason)});
+  }
+
+  // The peer does not read (a write stalled) or the socket failed: no close frame can reach it.
+  // Stops everything and ends the pending read and write.
+  void Abort() {
+    closing_ = true;
+    closed_ = true;
+    stop_all_.request_stop(StopReason::cancelled);
+    DropQueue();
+    room_.cancel();
+    read_abort_.cancel();
+    write_timer_.cancel();
+    wake_writer_.cancel();
   }
 
   void Enqueue(Outgoing item) {
     if (closed_) return;
     outbox_.push_back(std::move(item));
-    if (writing_) return;
-    writing_ = true;
-    asio::co_spawn(executor_, Drain(shared_from_this()), asio::detached);
+    wake_writer_.cancel();
   }
 
-  // One write at a time (a WebSocket rule); messages go out in order.
-  static asio::awaitable<void> Drain(std::shared_ptr<WsSession> self) {
-    while (!self->outbox_.empty() && !self->closed_) {
+  // Discards what has not started being written, freeing its bytes and the slots it held.
+  void DropQueue() {
+    for (const Outgoing& item : outbox_) {
+      if (const auto* text = std::get_if<std::string>(&item)) queued_bytes_ -= text->size();
+      if (std::holds_alternative<SlotRelease>(item)) --open_operations_;
+    }
+    outbox_.clear();
+    UpdatePause();
+  }
+
+  void UpdatePause() {
+    if (!paused_ && queued_bytes_ > high_watermark_) {
+      paused_ = true;
+    } else if (paused_ && queued_bytes_ <= low_watermark_) {
+      paused_ = false;
+      room_.cancel();
+    }
+  }
+
+  // The socket's only writer (one write at a time is a WebSocket rule); messages go out in
+  // order, each within write_timeout.
+  static asio::awaitable<void> Writer(std::shared_ptr<WsSession> self) {
+    using namespace asio::experimental::awaitable_operators;
+    while (!self->closed_) {
+      if (self->outbox_.empty()) {
+        co_await self->wake_writer_.async_wait(asio::as_tuple(asio::use_awaitable));
+        continue;
+      }
       Outgoing item = std::move(self->outbox_.front());
       self->outbox_.pop_front();
+      if (std::holds_alternative<SlotRelease>(item)) {
+        --self->open_operations_;
+        continue;
+      }
+      self->write_timer_.expires_after(self->options_.write_timeout);
+      auto stalled = self->write_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
       if (auto* text = std::get_if<std::string>(&item)) {
-        if (!co_await self->ws_.write(*text)) self->closed_ = true;
+        auto written = co_await (self->ws_.write(*text) || std::move(stalled));
+        self->queued_bytes_ -= text->size();
+        self->UpdatePause();
+        if (written.index() != 0 || !std::get<0>(written)) self->Abort();
       } else {
         const auto& frame = std::get<CloseFrame>(item);
-        co_await self->ws_.close(frame.code, frame.reason);
+        auto closed = co_await (self->ws_.close(frame.code, frame.reason) || std::move(stalled));
+        if (closed.index() != 0) self->Abort();
         self->closed_ = true;
       }
     }
-    self->outbox_.clear();
-    self->writing_ = false;
+    self->DropQueue();
+    self->read_abort_.cancel();  // a peer that got our close frame or failed has nothing more to say
+    self->writer_running_ = false;
     if (self->running_ == 0) self->idle_.cancel();
   }
 
@@ -273,13 +417,23 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   asio::any_io_executor executor_;
   Context ctx_;
   CancelSource stop_all_;
-  asio::steady_timer idle_;  // cancelled when the last operation or write finishes
+  std::optional<CancelCallback<StopWatch>> stop_watch_;
+  asio::steady_timer idle_;         // cancelled when the last operation or the writer finishes
+  asio::steady_timer wake_writer_;  // cancelled when the writer has something to do
+  asio::steady_timer room_;         // cancelled when backpressure lets go or the socket closes
+  asio::steady_timer read_abort_;   // cancelled to end a pending read
+  asio::steady_timer write_timer_;  // the write in progress must finish before it expires
   bool init_received_ = false;
   bool acked_ = false;
-  bool closing_ = false;
-  bool closed_ = false;
-  bool writing_ = false;
+  bool closing_ = false;  // a close frame is queued, or the socket was dropped
+  bool closed_ = false;   // nothing more can be written
+  bool writer_running_ = false;
+  bool paused_ = false;
   int running_ = 0;
+  std::size_t open_operations_ = 0;  // started, and their last message not yet written
+  std::size_t queued_bytes_ = 0;     // queued text plus the message being written
+  std::size_t high_watermark_ = 0;
+  std::size_t low_watermark_ = 0;
   std::uint64_t next_token_ = 0;
   std::map<std::string, Operation> ops_;
   std::deque<Outgoing> outbox_;

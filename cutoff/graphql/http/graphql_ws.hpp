@@ -15,6 +15,11 @@
 // DEADLINE_EXCEEDED at its paths and the stream goes on. A query or mutation sent over the
 // socket runs under `operation_budget`. A client `complete` or a disconnect cancels what is
 // executing for that operation at once (its response is then not sent).
+//
+// Slow readers: a socket's outbound queue is bounded in bytes (`max_queued_bytes`) with
+// backpressure; a client that stops reading stops getting work done for it, is closed with
+// 1013 (try again later) when replies already under way overflow the bound, and is dropped
+// when a write stalls for `write_timeout`.
 #ifndef CUTOFF_GRAPHQL_HTTP_GRAPHQL_WS_HPP_
 #define CUTOFF_GRAPHQL_HTTP_GRAPHQL_WS_HPP_
 
@@ -37,7 +42,20 @@ struct GraphQLWsOptions {
   SubscribeOptions subscribe;  // per-event budget, stop policy, recorder
   Duration operation_budget = std::chrono::seconds(30);  // queries and mutations over the socket
   Duration connection_init_timeout = std::chrono::seconds(3);
-  std::size_t max_operations = 100;  // concurrent operations per socket; more closes with 4400
+  // Concurrent operations per socket; one more closes with 4400. An operation holds its slot
+  // until its last message has been written to the socket, not merely queued.
+  std::size_t max_operations = 100;
+  // Bytes of replies queued for one socket and not yet written (the one being written
+  // included). At a quarter of it the socket stops taking work: no message from the client is
+  // read (so no operation starts) and no subscription pulls its next event, until the queue is
+  // down to an eighth. Past the whole bound (operations already running replied at once) the
+  // queue is dropped and the socket is closed with 1013. A single reply larger than the bound
+  // is replaced by an `error` for its operation (RESPONSE_TOO_LARGE), which then ends.
+  std::size_t max_queued_bytes = 4 * 1024 * 1024;
+  // How long one outbound message (or the close handshake) may take to be written. A peer
+  // that does not read for that long is dropped without a close frame (none could reach it)
+  // and everything running for it is cancelled.
+  Duration write_timeout = std::chrono::seconds(30);
   ParseOptions parse;
   ValidationOptions validation;
   Data root_value;  // must outlive the route
