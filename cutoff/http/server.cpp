@@ -26,6 +26,7 @@
 #include <chrono>
 #include <list>
 #include <mutex>
+#include <unordered_map>
 #include <iterator>
 #include <new>
 #include <random>
@@ -179,12 +180,22 @@ std::string SerializeHead(const Response& r, unsigned version, bool keep_alive, 
   return out;
 }
 
-std::string RemoteAddress(const tcp::socket& socket) {
-  boost::system::error_code ec;
-  const auto ep = socket.remote_endpoint(ec);
-  if (ec) return {};
+std::string RemoteAddress(const tcp::endpoint& ep) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
+
+// The whole answer to a connection refused at a connection cap, written before any request is
+// read: a 503 the client can parse and retry after.
+std::string RefusalResponse(std::string_view message) {
+  Response r = Response::json(503, error_document("overloaded", message, {}));
+  r.headers.set("Retry-After", "1");
+  bool dropped = false;
+  return SerializeHead(r, 11, /*keep_alive=*/false, &dropped) + r.body;
+}
+
+// Refused connections being answered at once; beyond this a refused connection is closed
+// without an answer, so a connection flood costs no more than this many short coroutines.
+constexpr std::size_t kMaxRefusing = 256;
 
 }  // namespace
 
@@ -197,9 +208,13 @@ std::string RemoteAddress(const tcp::socket& socket) {
 // connection's executor and checked against `generation`, so a late one never hits the next
 // phase. This costs no timer and no extra coroutine per request.
 struct Connection : std::enable_shared_from_this<Connection> {
-  Connection(tcp::socket socket, asio::any_io_executor ex) : stream(std::move(socket)), executor(std::move(ex)) {}
+  Connection(tcp::socket socket, asio::any_io_executor ex)
+      : stream(std::move(socket)), executor(std::move(ex)), accepted(std::chrono::steady_clock::now()) {}
   beast::tcp_stream stream;
   asio::any_io_executor executor;
+  std::chrono::steady_clock::time_point accepted;
+  std::string remote;  // address:port, for Request::remote_address
+  std::string peer;    // the key it counts under for the per-peer limit; empty: not counted
   asio::cancellation_signal cancel;
   std::uint64_t generation = 0;
   // Steady-clock nanoseconds after which the pending read or write is cancelled by the sweeper;
@@ -220,8 +235,11 @@ struct Connection : std::enable_shared_from_this<Connection> {
     io_deadline.store((std::chrono::steady_clock::now() + timeout).time_since_epoch().count(),
                         std::memory_order_relaxed);
   }
+  void SetIoDeadlineAt(std::chrono::steady_clock::time_point at) {
+    io_timed_out = false;
+    io_deadline.store(at.time_since_epoch().count(), std::memory_order_relaxed);
+  }
   void ClearIoDeadline() { io_deadline.store(0, std::memory_order_relaxed); }
-
   // On the connection's executor: cancels the read or write if `deadline` is still the one
   // pending.
   void IoExpired(std::int64_t deadline) {
@@ -307,6 +325,14 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   std::unique_ptr<asio::signal_set> signals;
   std::unique_ptr<asio::steady_timer> grace_timer;
 
+  // Written once: the answers to connections refused at the caps.
+  const std::string refused_busy = RefusalResponse("too many open connections");
+  const std::string refused_peer = RefusalResponse("too many connections from this address");
+  std::atomic<std::size_t> refusing{0};
+
+  std::mutex peers_mu;  // guards `peers`
+  std::unordered_map<std::string, std::size_t> peers;  // open connections by PeerKey
+
   std::mutex mu;  // guards `live`
   std::list<std::pair<std::weak_ptr<Connection>, asio::any_io_executor>> live;
 
@@ -373,6 +399,46 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     Log(line);
   }
 
+  // What `address` counts under for the per-peer limit; empty: it is not limited. An IPv6
+  // peer counts by its /64, which one host usually holds whole (so rotating addresses within
+  // it gains nothing); an IPv4-mapped address counts as the IPv4 one.
+  std::string PeerKey(asio::ip::address address) const {
+    const auto& l = options.limits;
+    if (l.max_connections_per_peer == 0) return {};
+    if (address.is_v6() && address.to_v6().is_v4_mapped())
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    if (address.is_loopback() && !l.limit_loopback_peers) return {};
+    if (address.is_v4()) {
+      const auto b = address.to_v4().to_bytes();
+      return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+    const auto b = address.to_v6().to_bytes();
+    return "6" + std::string(reinterpret_cast<const char*>(b.data()), 8);
+  }
+
+  // Counts a connection from `key`; false (and nothing counted) when that peer is at its limit.
+  bool AdmitPeer(const std::string& key) {
+    if (key.empty()) return true;
+    std::lock_guard lock(peers_mu);
+    std::size_t& n = peers[key];
+    if (n >= options.limits.max_connections_per_peer) {
+      if (n == 0) peers.erase(key);
+      return false;
+    }
+    ++n;
+    return true;
+  }
+
+  void ReleasePeer(const std::string& key) {
+    if (key.empty()) return;
+    std::lock_guard lock(peers_mu);
+    auto it = peers.find(key);
+    if (it != peers.end() && --it->second == 0) peers.erase(it);
+  }
+
+  // Answers a connection refused at a cap with `response` and closes it.
+  void Refuse(std::shared_ptr<Connection> c, const std::string& response);
+
   void Track(const std::shared_ptr<Connection>& c, asio::any_io_executor ex) {
     std::lock_guard lock(mu);
     live.emplace_back(c, std::move(ex));
@@ -394,7 +460,8 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     for (auto& [c, ex] : targets) asio::post(ex, [c = c, f] { f(*c); });
   }
 
-  void ConnectionClosed() {
+  void ConnectionClosed(const Connection& c) {
+    ReleasePeer(c.peer);
     if (connections_gauge) connections_gauge->add(-1);
     if (connections.fetch_sub(1) == 1 && shutting_down.load()) {
       // The last connection is gone: let the io_context run out of work.
@@ -516,6 +583,32 @@ std::string ChooseSubprotocol(std::string_view offered, const std::vector<std::s
 
 }  // namespace
 
+void Server::Impl::Refuse(std::shared_ptr<Connection> c, const std::string& response) {
+  if (refusing.fetch_add(1) >= kMaxRefusing) {
+    refusing.fetch_sub(1);
+    return;  // `c` closes as it goes
+  }
+  asio::co_spawn(
+      c->executor,
+      [self = shared_from_this(), c, &response]() -> asio::awaitable<void> {
+        c->stream.expires_after(std::chrono::seconds(1));  // answer and drain, in all
+        auto [ec, n] = co_await asio::async_write(c->stream, asio::buffer(response), as_tuple(use_awaitable));
+        boost::system::error_code e;
+        c->stream.socket().shutdown(tcp::socket::shutdown_send, e);
+        // Read what the client sent until it closes: closing with unread bytes resets the
+        // connection, and a reset can destroy the 503 before the client reads it.
+        std::array<char, 2048> sink;
+        for (std::size_t drained = 0; !ec && drained < 64 * 1024;) {
+          auto [rec, rn] = co_await c->stream.async_read_some(asio::buffer(sink), as_tuple(use_awaitable));
+          ec = rec;
+          drained += rn;
+        }
+        c->stream.socket().close(e);
+        self->refusing.fetch_sub(1);
+      },
+      asio::detached);
+}
+
 asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::acceptor& acceptor) {
   for (;;) {
     // Each connection on its own strand, unless the io_context runs on one thread anyway.
@@ -533,26 +626,23 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     socket.set_option(asio::socket_base::keep_alive(true), ignored);
+    const tcp::endpoint peer = socket.remote_endpoint(ignored);
     auto c = std::make_shared<Connection>(std::move(socket), conn_executor);
     if (connections.fetch_add(1) >= options.limits.max_connections) {
       connections.fetch_sub(1);
       CountBadRequest("too_many_connections");
-      asio::co_spawn(
-          conn_executor,
-          [c]() -> asio::awaitable<void> {
-            static constexpr std::string_view kBusy =
-                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                "Retry-After: 1\r\nContent-Length: 72\r\n\r\n"
-                "{\"error\":{\"code\":\"overloaded\",\"message\":\"too many open connections\"}}";
-            c->stream.expires_after(std::chrono::seconds(1));
-            co_await asio::async_write(c->stream, asio::buffer(kBusy.data(), kBusy.size()),
-                                       as_tuple(use_awaitable));
-            boost::system::error_code e;
-            c->stream.socket().shutdown(tcp::socket::shutdown_both, e);
-          },
-          asio::detached);
+      Refuse(std::move(c), refused_busy);
       continue;
     }
+    c->peer = PeerKey(peer.address());
+    if (!AdmitPeer(c->peer)) {
+      connections.fetch_sub(1);
+      CountBadRequest("too_many_connections_per_peer");
+      c->peer.clear();
+      Refuse(std::move(c), refused_peer);
+      continue;
+    }
+    c->remote = RemoteAddress(peer);
     if (connections_gauge) connections_gauge->add(1);
     Track(c, conn_executor);
     asio::cancellation_signal& signal = c->cancel;
@@ -634,33 +724,71 @@ void Server::Impl::Sweep() {
 asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/, std::shared_ptr<Connection> c) {
   struct Closed {
     Impl* impl;
-    ~Closed() { impl->ConnectionClosed(); }
-  } closed{this};
+    const Connection& c;
+    ~Closed() { impl->ConnectionClosed(c); }
+  } closed{this, *c};
   const auto& limits = options.limits;
-  const std::string remote = RemoteAddress(c->stream.socket());
+  const std::string& remote = c->remote;
   beast::flat_buffer buffer(limits.max_header_bytes + limits.max_body_bytes + 64 * 1024);
   // Cancelled reads complete with operation_aborted instead of throwing; the handler phase
   // turns throwing back on (see Dispatch).
   co_await asio::this_coro::throw_if_cancelled(false);
   try {
-    for (;;) {
+    for (bool first = true;; first = false) {
       if (shutting_down.load()) break;
-      // Between requests: wait for the first byte under the idle timeout.
       co_await asio::this_coro::reset_cancellation_state();
-      if (buffer.size() == 0) {
-        c->SetIoDeadline(limits.idle_timeout);
-        auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
-        c->ClearIoDeadline();
-        if (ec) break;
+      if (first) {
+        // The first request's headers are due header_timeout after accept: a peer that
+        // connects and sends nothing holds its slot that long, not the idle timeout.
+        c->SetIoDeadlineAt(c->accepted + limits.header_timeout);
+      } else {
+        // Between requests: wait for the first byte under the idle timeout.
+        if (buffer.size() == 0) {
+          c->SetIoDeadline(limits.idle_timeout);
+          auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
+          c->ClearIoDeadline();
+          if (ec) break;
+          buffer.commit(n);
+        }
+        c->SetIoDeadline(limits.header_timeout);
+      }
+      // Gather the whole header block before parsing it (Beast would too), so its raw lines
+      // can be checked for obs-fold, which Beast's parser silently joins.
+      boost::system::error_code ec;
+      std::size_t header_end = std::string_view::npos;
+      for (std::size_t scanned = 0;;) {
+        const std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
+        header_end = internal::find_header_end(data, scanned);
+        if (header_end != std::string_view::npos || data.size() >= limits.max_header_bytes) break;
+        scanned = data.size();
+        auto [rec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
+        if (rec) {
+          ec = rec;
+          break;
+        }
         buffer.commit(n);
+      }
+      c->ClearIoDeadline();
+      if (c->io_timed_out) {
+        if (buffer.size() == 0) break;  // it never said anything: nothing to answer
+        ec = beast::error::timeout;
       }
       internal::BeastRequestParser parser;
       internal::configure_request_parser(parser, limits.max_header_bytes, limits.max_body_bytes);
-      c->SetIoDeadline(limits.header_timeout);
-      auto [hec, hn] = co_await bhttp::async_read_header(c->stream, buffer, parser, as_tuple(use_awaitable));
-      c->ClearIoDeadline();
-      boost::system::error_code ec = c->io_timed_out ? beast::error::timeout : hec;
-      if (!ec && !parser.is_done()) {
+      std::string_view refused;  // why a parsed header is refused (RFC 9112 framing)
+      if (!ec) {
+        if (header_end != std::string_view::npos &&
+            internal::has_obs_fold(std::string_view(static_cast<const char*>(buffer.data().data()), header_end),
+                                   header_end)) {
+          refused = "obs-fold (a header line continued on the next) is not accepted";
+        } else {
+          // The whole block is buffered (or the limit reached): one put parses it, or fails.
+          buffer.consume(parser.put(buffer.data(), ec));
+          if (!ec && !parser.is_header_done()) ec = bhttp::error::header_limit;
+          if (!ec) refused = internal::framing_error(parser.get());
+        }
+      }
+      if (!ec && refused.empty() && !parser.is_done()) {
         const auto expect = parser.get()[bhttp::field::expect];
         if (iequals(expect, "100-continue")) {
           static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -674,12 +802,15 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
         c->ClearIoDeadline();
         ec = c->io_timed_out ? beast::error::timeout : bec;
       }
-      if (ec) {
-        const int status = StatusForReadError(ec);
+      if (ec || !refused.empty()) {
+        // The connection closes after the answer: nothing after a request that could not be
+        // read, or whose framing is in doubt, is ever parsed.
+        const int status = ec ? StatusForReadError(ec) : 400;
         if (status == 0) break;
         co_await asio::this_coro::reset_cancellation_state();
         CountBadRequest(ReadErrorCode(status));
-        const Response r = Response::json(status, error_document(ReadErrorCode(status), ec.message(), {}));
+        const std::string message = ec ? ec.message() : std::string(refused);
+        const Response r = Response::json(status, error_document(ReadErrorCode(status), message, {}));
         co_await WriteResponse(*c, r, 11, /*keep_alive=*/false, false, std::chrono::seconds(2));
         break;
       }
