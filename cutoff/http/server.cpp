@@ -221,6 +221,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
   // 0: none.
   std::atomic<std::int64_t> io_deadline{0};
   bool io_timed_out = false;
+  // Like io_deadline, for writes that are not the session's own await (a WebSocket message
+  // written by a route's coroutine): when it passes, the sweeper closes the socket, which
+  // fails every operation on it.
+  std::atomic<std::int64_t> close_deadline{0};
 
   bool busy = false;         // a request (or a WebSocket) is being served
   bool watching = false;     // a disconnect watch is pending
@@ -240,6 +244,19 @@ struct Connection : std::enable_shared_from_this<Connection> {
     io_deadline.store(at.time_since_epoch().count(), std::memory_order_relaxed);
   }
   void ClearIoDeadline() { io_deadline.store(0, std::memory_order_relaxed); }
+  void SetCloseDeadline(Duration timeout) {
+    close_deadline.store((std::chrono::steady_clock::now() + timeout).time_since_epoch().count(),
+                         std::memory_order_relaxed);
+  }
+  void ClearCloseDeadline() { close_deadline.store(0, std::memory_order_relaxed); }
+  // On the connection's executor: closes the socket if `deadline` is still the one pending.
+  void CloseExpired(std::int64_t deadline) {
+    if (deadline == 0 || close_deadline.load(std::memory_order_relaxed) != deadline) return;
+    close_deadline.store(0, std::memory_order_relaxed);
+    boost::system::error_code ignored;
+    stream.socket().close(ignored);
+  }
+
   // On the connection's executor: cancels the read or write if `deadline` is still the one
   // pending.
   void IoExpired(std::int64_t deadline) {
@@ -529,23 +546,49 @@ namespace {
 
 class BeastWebSocket final : public WebSocket {
  public:
-  BeastWebSocket(websocket::stream<beast::tcp_stream&>& ws, std::string subprotocol, CancelSource source)
-      : ws_(ws), subprotocol_(std::move(subprotocol)), source_(std::move(source)) {}
+  BeastWebSocket(websocket::stream<beast::tcp_stream&>& ws, Connection& connection, std::size_t max_message,
+                 Duration write_timeout, std::string subprotocol, CancelSource source)
+      : ws_(ws),
+        connection_(connection),
+        max_message_(max_message),
+        write_timeout_(write_timeout),
+        subprotocol_(std::move(subprotocol)),
+        source_(std::move(source)) {}
 
   asio::awaitable<std::optional<std::string>> read() override {
     beast::flat_buffer buffer;
-    auto [ec, n] = co_await ws_.async_read(buffer, as_tuple(use_awaitable));
-    if (ec) {
-      // The peer closed or vanished: whatever works for it stops.
-      source_.request_stop(StopReason::cancelled);
-      co_return std::nullopt;
-    }
+    do {
+      // At most one byte past the limit: an oversized message is refused as soon as it shows,
+      // never buffered whole.
+      const std::size_t room = max_message_ - std::min(buffer.size(), max_message_) + 1;
+      auto [ec, n] = co_await ws_.async_read_some(buffer, room, as_tuple(use_awaitable));
+      if (ec) {
+        // The peer closed or vanished: whatever works for it stops.
+        source_.request_stop(StopReason::cancelled);
+        co_return std::nullopt;
+      }
+      heard = true;
+      if (buffer.size() > max_message_) {
+        // 1009, with a closing handshake that reads (and drops) the rest of the message. The
+        // limit is ours, not Beast's read_message_max: Beast closes the socket with the rest
+        // unread, the kernel then resets the connection, and the client loses the close frame
+        // (it sees 1006).
+        const websocket::close_reason why(websocket::close_code::too_big, "message too big");
+        co_await ws_.async_close(why, as_tuple(use_awaitable));
+        source_.request_stop(StopReason::cancelled);
+        co_return std::nullopt;
+      }
+    } while (!ws_.is_message_done());
     co_return beast::buffers_to_string(buffer.data());
   }
 
   asio::awaitable<bool> write(std::string_view text) override {
     ws_.text(true);
+    // A peer that stops reading fills the socket's buffers and the write never completes:
+    // after write_timeout the sweeper closes the connection, failing it.
+    connection_.SetCloseDeadline(write_timeout_);
     auto [ec, n] = co_await ws_.async_write(asio::buffer(text.data(), text.size()), as_tuple(use_awaitable));
+    connection_.ClearCloseDeadline();
     co_return !ec;
   }
 
@@ -558,8 +601,14 @@ class BeastWebSocket final : public WebSocket {
 
   std::string_view subprotocol() const noexcept override { return subprotocol_; }
 
+  // Something (a message or a control frame) arrived since the keep-alive last looked.
+  bool heard = false;
+
  private:
   websocket::stream<beast::tcp_stream&>& ws_;
+  Connection& connection_;
+  std::size_t max_message_;
+  Duration write_timeout_;
   std::string subprotocol_;
   CancelSource source_;
 };
@@ -579,6 +628,31 @@ std::string ChooseSubprotocol(std::string_view offered, const std::vector<std::s
     for (auto o : offers)
       if (o == a) return a;
   return {};
+}
+
+// Pings a WebSocket peer not heard from for `interval` and closes the connection when nothing
+// arrives within `pong_timeout` of the ping. Returns only when cancelled (its handler ended),
+// so the handler always ends on its own, through a failed read.
+asio::awaitable<void> KeepAlive(websocket::stream<beast::tcp_stream&>& ws, BeastWebSocket& socket, Connection& c,
+                                Duration interval, Duration pong_timeout) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    socket.heard = false;
+    timer.expires_after(interval);
+    if (auto [ec] = co_await timer.async_wait(as_tuple(use_awaitable)); ec) co_return;
+    if (socket.heard) continue;
+    // A ping behind a write that cannot complete waits for it; write_timeout bounds that.
+    if (auto [ec] = co_await ws.async_ping({}, as_tuple(use_awaitable)); !ec) {
+      timer.expires_after(pong_timeout);
+      if (auto [tec] = co_await timer.async_wait(as_tuple(use_awaitable)); tec) co_return;
+      if (socket.heard) continue;
+    }
+    boost::system::error_code ignored;
+    c.stream.socket().close(ignored);  // the handler's read fails and it winds down
+    timer.expires_at(asio::steady_timer::time_point::max());
+    co_await timer.async_wait(as_tuple(use_awaitable));
+    co_return;
+  }
 }
 
 }  // namespace
@@ -713,6 +787,9 @@ void Server::Impl::Sweep() {
         const std::int64_t deadline = c->io_deadline.load(std::memory_order_relaxed);
         if (deadline != 0 && now >= deadline)
           asio::post(it->second, [c, deadline] { c->IoExpired(deadline); });
+        const std::int64_t close_at = c->close_deadline.load(std::memory_order_relaxed);
+        if (close_at != 0 && now >= close_at)
+          asio::post(it->second, [c, close_at] { c->CloseExpired(close_at); });
         ++it;
       }
     }
@@ -1018,8 +1095,14 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
 asio::awaitable<void> Server::Impl::ServeWebSocket(Connection& c, RouteEntry& route,
                                                    internal::BeastRequest beast_request, Request req) {
   websocket::stream<beast::tcp_stream&> ws(c.stream);
-  ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-  ws.read_message_max(options.limits.max_websocket_message_bytes);
+  // Beast's timer bounds the opening and closing handshakes; liveness is KeepAlive's, which
+  // (unlike Beast's idle timeout) has a ping interval and a pong timeout of its own.
+  websocket::stream_base::timeout timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
+  timeouts.handshake_timeout = options.limits.write_timeout;
+  timeouts.idle_timeout = websocket::stream_base::none();
+  timeouts.keep_alive_pings = false;
+  ws.set_option(timeouts);
+  ws.read_message_max(0);  // BeastWebSocket::read enforces max_websocket_message_bytes (see there)
   std::string protocol;
   if (auto offered = req.headers.get("Sec-WebSocket-Protocol"))
     protocol = ChooseSubprotocol(*offered, route.subprotocols);
@@ -1036,15 +1119,27 @@ asio::awaitable<void> Server::Impl::ServeWebSocket(Connection& c, RouteEntry& ro
   c.busy = true;
   c.websocket = true;
   c.source = source;
-  BeastWebSocket socket(ws, protocol, source);
-  try {
-    co_await route.ws_handler(socket, req, ctx);
-  } catch (const std::exception& e) {
-    std::string line = "{\"event\":\"websocket_error\",\"message\":";
-    append_json_string(line, e.what());
-    line += "}";
-    Log(line);
+  BeastWebSocket socket(ws, c, options.limits.max_websocket_message_bytes, options.limits.write_timeout, protocol,
+                        source);
+  ws.control_callback([&socket](websocket::frame_type, beast::string_view) { socket.heard = true; });
+  auto run = [&]() -> asio::awaitable<void> {
+    try {
+      co_await route.ws_handler(socket, req, ctx);
+    } catch (const std::exception& e) {
+      std::string line = "{\"event\":\"websocket_error\",\"message\":";
+      append_json_string(line, e.what());
+      line += "}";
+      Log(line);
+    }
+  };
+  const Duration interval = options.limits.websocket_ping_interval;
+  if (interval > Duration::zero()) {
+    using namespace asio::experimental::awaitable_operators;
+    co_await (run() || KeepAlive(ws, socket, c, interval, options.limits.websocket_pong_timeout));
+  } else {
+    co_await run();
   }
+  ws.control_callback();
   source.request_stop(StopReason::cancelled);
   c.busy = false;
   c.source.reset();
@@ -1155,7 +1250,7 @@ std::uint16_t Server::listen(std::string_view address, std::uint16_t port) {
   impl_->acceptors.push_back(std::move(acceptor));
   if (!impl_->sweep_timer) {
     const auto& l = impl_->options.limits;
-    const Duration shortest = std::min({l.idle_timeout, l.header_timeout, l.body_timeout});
+    const Duration shortest = std::min({l.idle_timeout, l.header_timeout, l.body_timeout, l.write_timeout});
     impl_->sweep_interval = std::clamp<Duration>(shortest / 8, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
     impl_->sweep_timer = std::make_unique<asio::steady_timer>(impl_->control);
     asio::post(impl_->control, [impl = impl_] { impl->Sweep(); });

@@ -91,6 +91,8 @@ struct ServerLimits {
   Duration header_timeout = std::chrono::seconds(10);
   Duration body_timeout = std::chrono::seconds(30);
   Duration idle_timeout = std::chrono::seconds(60);    // between keep-alive requests
+  // A response, or a WebSocket message, that cannot be written within this (a client that
+  // does not read) closes the connection.
   Duration write_timeout = std::chrono::seconds(30);
   std::size_t max_connections = 1024;
   // Open connections from one peer: an IPv4 address, or an IPv6 /64 (one host usually holds a
@@ -100,7 +102,14 @@ struct ServerLimits {
   // sidecar on the same host, the lab and the benchmarks all arrive from loopback, where one
   // address stands for many clients; `max_connections` still bounds them.
   bool limit_loopback_peers = false;
+  // A larger WebSocket message (or frame) is refused with close code 1009.
   std::size_t max_websocket_message_bytes = 1024 * 1024;
+  // A WebSocket peer not heard from for this long is pinged, and closed when nothing (a pong
+  // or anything else) arrives within `websocket_pong_timeout` of the ping. Zero: no pings.
+  // Frames are only read while the route's handler has a read() pending, so a handler that
+  // stops reading has its peer closed too.
+  Duration websocket_ping_interval = std::chrono::seconds(30);
+  Duration websocket_pong_timeout = std::chrono::seconds(10);
 };
 
 struct ServerOptions {
