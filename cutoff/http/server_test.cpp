@@ -40,6 +40,28 @@ using cutoff::testing::Sleep;
 using cutoff::testing::TimeScale;
 using Clock = std::chrono::steady_clock;
 
+// Reads what the server sends until it closes the connection or `limit` passes; `closed`
+// tells which. Bounded, so a server that holds a connection fails the test instead of hanging it.
+std::string ReadUntilClosed(tcp::socket& s, Duration limit, bool* closed = nullptr) {
+  std::string out;
+  const auto until = Clock::now() + limit;
+  if (closed) *closed = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0) return out;
+    pollfd p{s.native_handle(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char chunk[4096];
+    boost::system::error_code ec;
+    const auto n = s.read_some(asio::buffer(chunk), ec);
+    if (ec) {
+      if (closed) *closed = true;
+      return out;
+    }
+    out.append(chunk, n);
+  }
+}
+
 // A server on its own io_context thread, stopped at the end of the test.
 class ServerFixture : public ::testing::Test {
  protected:
@@ -103,15 +125,7 @@ class ServerFixture : public ::testing::Test {
   std::string Raw(std::string_view bytes) {
     auto s = Connect();
     asio::write(s, asio::buffer(bytes.data(), bytes.size()));
-    std::string out;
-    boost::system::error_code ec;
-    char chunk[4096];
-    for (;;) {
-      const auto n = s.read_some(asio::buffer(chunk), ec);
-      if (ec) break;
-      out.append(chunk, n);
-    }
-    return out;
+    return ReadUntilClosed(s, 5s * TimeScale());
   }
 
   double MetricValue(std::string_view series) {
@@ -180,28 +194,6 @@ Handler Sleeper(Probe& probe, std::chrono::milliseconds d) {
     probe.Finish(StopReason::none);
     co_return Response::text(200, "slept\n");
   };
-}
-
-// Reads what the server sends until it closes the connection or `limit` passes; `closed`
-// tells which. Bounded, so a server that holds a connection fails the test instead of hanging it.
-std::string ReadUntilClosed(tcp::socket& s, Duration limit, bool* closed = nullptr) {
-  std::string out;
-  const auto until = Clock::now() + limit;
-  if (closed) *closed = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
-    if (left <= 0) return out;
-    pollfd p{s.native_handle(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    char chunk[4096];
-    boost::system::error_code ec;
-    const auto n = s.read_some(asio::buffer(chunk), ec);
-    if (ec) {
-      if (closed) *closed = true;
-      return out;
-    }
-    out.append(chunk, n);
-  }
 }
 
 // Parses `bytes` as exactly one HTTP response; fails the test when they are not one.
