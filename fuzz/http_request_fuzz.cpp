@@ -59,6 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (internal::find_header_end(first) == std::string_view::npos &&
       internal::find_header_end(all, first.size()) != whole)
     std::abort();
+  (void)internal::has_bare_lf(first);
+  (void)internal::has_bare_lf(all, first.size());
   if (whole != std::string_view::npos) {
     if (whole > all.size() || all.compare(whole - 4, 4, "\r\n\r\n") != 0) std::abort();
     (void)internal::has_obs_fold(std::string_view(all).substr(0, whole), whole);

@@ -833,10 +833,13 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
       // can be checked for obs-fold, which Beast's parser silently joins.
       boost::system::error_code ec;
       std::size_t header_end = std::string_view::npos;
+      bool bare_lf = false;
       for (std::size_t scanned = 0;;) {
         const std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
         header_end = internal::find_header_end(data, scanned);
         if (header_end != std::string_view::npos || data.size() >= limits.max_header_bytes) break;
+        // (Once the block is complete, Beast's parser refuses a bare LF in it itself.)
+        if ((bare_lf = internal::has_bare_lf(data, scanned))) break;
         scanned = data.size();
         auto [rec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
         if (rec) {
@@ -853,7 +856,9 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
       internal::BeastRequestParser parser;
       internal::configure_request_parser(parser, limits.max_header_bytes, limits.max_body_bytes);
       std::string_view refused;  // why a parsed header is refused (RFC 9112 framing)
-      if (!ec) {
+      if (!ec && bare_lf) {
+        refused = "a header line ends with a bare LF (CRLF is required)";
+      } else if (!ec) {
         if (header_end != std::string_view::npos &&
             internal::has_obs_fold(std::string_view(static_cast<const char*>(buffer.data().data()), header_end),
                                    header_end)) {

@@ -579,13 +579,18 @@ TEST_F(BasicServer, ObsFoldIs400) {
   EXPECT_EQ(body.substr(body.size() - 3), " ab");
 }
 
-// Beast's own checks, pinned here: control bytes in a field are refused. Bytes above 0x7f
-// (obs-text, e.g. UTF-8) are allowed in values, as RFC 9110 allows.
-TEST_F(BasicServer, ControlBytesInTheHeaderAre400) {
+// Control bytes in a field and bare LF line ends are refused. Bytes above 0x7f (obs-text,
+// e.g. UTF-8) are allowed in values, as RFC 9110 allows.
+TEST_F(BasicServer, ControlBytesAndBareLineFeedsInTheHeaderAre400) {
   Start();
   using namespace std::string_literals;
   EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n"s).substr(0, 12), "HTTP/1.1 400");
   EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  // Bare LF line ends: refused at once, not left to wait for a CRLF CRLF until the header timeout.
+  const auto t0 = Clock::now();
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\nHost: x\n\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_LT(Clock::now() - t0, 2s * TimeScale());
   EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: caf\xc3\xa9\r\nConnection: close\r\n\r\n").substr(0, 12),
             "HTTP/1.1 200");
 }

@@ -46,6 +46,15 @@ inline bool has_obs_fold(std::string_view bytes, std::size_t header_end) {
   return false;
 }
 
+// True when `bytes` has an LF not preceded by CR at or after `from`. Beast ends a header only
+// at CRLF CRLF, so a client ending its lines with bare LF would wait out the header timeout;
+// the server refuses it at once instead.
+inline bool has_bare_lf(std::string_view bytes, std::size_t from = 0) {
+  for (std::size_t at = bytes.find('\n', from); at != std::string_view::npos; at = bytes.find('\n', at + 1))
+    if (at == 0 || bytes[at - 1] != '\r') return true;
+  return false;
+}
+
 namespace detail {
 
 inline bool IEquals(std::string_view a, std::string_view b) {
