@@ -1,5 +1,7 @@
-// Fuzzes the server's request parsing: Beast's parser configured as the server configures it
-// (header and body limits), the conversion to http::Request, and what handlers read from it
+// Fuzzes the server's request parsing: the search for the end of the header block (resumed
+// across reads, as the server does) and the obs-fold check on its raw lines, Beast's parser
+// configured as the server configures it (header and body limits), the RFC 9112 framing
+// checks on the parsed header, the conversion to http::Request, and what handlers read from it
 // (path, query parameters, budget headers). Input is split in two at a point chosen by its
 // first byte, as bytes arrive in pieces from a socket.
 #include <boost/asio/buffer.hpp>
@@ -49,12 +51,36 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view second(reinterpret_cast<const char*>(data) + (split > 0 ? split : 1),
                           size - (split > 0 ? split : 1));
 
+  namespace internal = cutoff::http::internal;
+  // The server resumes the search where the previous read's bytes ended; it must find what a
+  // search of everything finds.
+  const std::string all = std::string(first) + std::string(second);
+  const std::size_t whole = internal::find_header_end(all);
+  if (internal::find_header_end(first) == std::string_view::npos &&
+      internal::find_header_end(all, first.size()) != whole)
+    std::abort();
+  (void)internal::has_bare_lf(first);
+  (void)internal::has_bare_lf(all, first.size());
+  if (whole != std::string_view::npos) {
+    if (whole > all.size() || all.compare(whole - 4, 4, "\r\n\r\n") != 0) std::abort();
+    (void)internal::has_obs_fold(std::string_view(all).substr(0, whole), whole);
+  }
+
   cutoff::http::internal::BeastRequestParser parser;
   cutoff::http::internal::configure_request_parser(parser, 16 * 1024, 64 * 1024);
   parser.eager(true);
   Feeder feeder(parser);
   if (!feeder.Add(first) || !feeder.Add(second)) return 0;
-  if (!parser.is_done()) return 0;
+  if (!parser.is_header_done()) return 0;
+  // What the framing checks let through, Beast frames as the server expects: a
+  // Transfer-Encoding that passes is chunked, and never comes with a Content-Length.
+  const std::string_view refused = internal::framing_error(parser.get());
+  const auto& head = parser.get();
+  const bool te = head.find(boost::beast::http::field::transfer_encoding) != head.end();
+  if (refused.empty() && te &&
+      (!parser.chunked() || head.find(boost::beast::http::field::content_length) != head.end()))
+    std::abort();
+  if (!refused.empty() || !parser.is_done()) return 0;
 
   const cutoff::http::Request req = cutoff::http::internal::to_request(parser.release(), "127.0.0.1:1");
   if (req.path().size() > req.target.size()) std::abort();

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <list>
 #include <mutex>
+#include <unordered_map>
 #include <iterator>
 #include <new>
 #include <random>
@@ -179,12 +180,22 @@ std::string SerializeHead(const Response& r, unsigned version, bool keep_alive, 
   return out;
 }
 
-std::string RemoteAddress(const tcp::socket& socket) {
-  boost::system::error_code ec;
-  const auto ep = socket.remote_endpoint(ec);
-  if (ec) return {};
+std::string RemoteAddress(const tcp::endpoint& ep) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
+
+// The whole answer to a connection refused at a connection cap, written before any request is
+// read: a 503 the client can parse and retry after.
+std::string RefusalResponse(std::string_view message) {
+  Response r = Response::json(503, error_document("overloaded", message, {}));
+  r.headers.set("Retry-After", "1");
+  bool dropped = false;
+  return SerializeHead(r, 11, /*keep_alive=*/false, &dropped) + r.body;
+}
+
+// Refused connections being answered at once; beyond this a refused connection is closed
+// without an answer, so a connection flood costs no more than this many short coroutines.
+constexpr std::size_t kMaxRefusing = 256;
 
 }  // namespace
 
@@ -197,15 +208,23 @@ std::string RemoteAddress(const tcp::socket& socket) {
 // connection's executor and checked against `generation`, so a late one never hits the next
 // phase. This costs no timer and no extra coroutine per request.
 struct Connection : std::enable_shared_from_this<Connection> {
-  Connection(tcp::socket socket, asio::any_io_executor ex) : stream(std::move(socket)), executor(std::move(ex)) {}
+  Connection(tcp::socket socket, asio::any_io_executor ex)
+      : stream(std::move(socket)), executor(std::move(ex)), accepted(std::chrono::steady_clock::now()) {}
   beast::tcp_stream stream;
   asio::any_io_executor executor;
+  std::chrono::steady_clock::time_point accepted;
+  std::string remote;  // address:port, for Request::remote_address
+  std::string peer;    // the key it counts under for the per-peer limit; empty: not counted
   asio::cancellation_signal cancel;
   std::uint64_t generation = 0;
   // Steady-clock nanoseconds after which the pending read or write is cancelled by the sweeper;
   // 0: none.
   std::atomic<std::int64_t> io_deadline{0};
   bool io_timed_out = false;
+  // Like io_deadline, for writes that are not the session's own await (a WebSocket message
+  // written by a route's coroutine): when it passes, the sweeper closes the socket, which
+  // fails every operation on it.
+  std::atomic<std::int64_t> close_deadline{0};
 
   bool busy = false;         // a request (or a WebSocket) is being served
   bool watching = false;     // a disconnect watch is pending
@@ -220,7 +239,23 @@ struct Connection : std::enable_shared_from_this<Connection> {
     io_deadline.store((std::chrono::steady_clock::now() + timeout).time_since_epoch().count(),
                         std::memory_order_relaxed);
   }
+  void SetIoDeadlineAt(std::chrono::steady_clock::time_point at) {
+    io_timed_out = false;
+    io_deadline.store(at.time_since_epoch().count(), std::memory_order_relaxed);
+  }
   void ClearIoDeadline() { io_deadline.store(0, std::memory_order_relaxed); }
+  void SetCloseDeadline(Duration timeout) {
+    close_deadline.store((std::chrono::steady_clock::now() + timeout).time_since_epoch().count(),
+                         std::memory_order_relaxed);
+  }
+  void ClearCloseDeadline() { close_deadline.store(0, std::memory_order_relaxed); }
+  // On the connection's executor: closes the socket if `deadline` is still the one pending.
+  void CloseExpired(std::int64_t deadline) {
+    if (deadline == 0 || close_deadline.load(std::memory_order_relaxed) != deadline) return;
+    close_deadline.store(0, std::memory_order_relaxed);
+    boost::system::error_code ignored;
+    stream.socket().close(ignored);
+  }
 
   // On the connection's executor: cancels the read or write if `deadline` is still the one
   // pending.
@@ -307,6 +342,14 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   std::unique_ptr<asio::signal_set> signals;
   std::unique_ptr<asio::steady_timer> grace_timer;
 
+  // Written once: the answers to connections refused at the caps.
+  const std::string refused_busy = RefusalResponse("too many open connections");
+  const std::string refused_peer = RefusalResponse("too many connections from this address");
+  std::atomic<std::size_t> refusing{0};
+
+  std::mutex peers_mu;  // guards `peers`
+  std::unordered_map<std::string, std::size_t> peers;  // open connections by PeerKey
+
   std::mutex mu;  // guards `live`
   std::list<std::pair<std::weak_ptr<Connection>, asio::any_io_executor>> live;
 
@@ -373,6 +416,46 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     Log(line);
   }
 
+  // What `address` counts under for the per-peer limit; empty: it is not limited. An IPv6
+  // peer counts by its /64, which one host usually holds whole (so rotating addresses within
+  // it gains nothing); an IPv4-mapped address counts as the IPv4 one.
+  std::string PeerKey(asio::ip::address address) const {
+    const auto& l = options.limits;
+    if (l.max_connections_per_peer == 0) return {};
+    if (address.is_v6() && address.to_v6().is_v4_mapped())
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    if (address.is_loopback() && !l.limit_loopback_peers) return {};
+    if (address.is_v4()) {
+      const auto b = address.to_v4().to_bytes();
+      return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+    const auto b = address.to_v6().to_bytes();
+    return "6" + std::string(reinterpret_cast<const char*>(b.data()), 8);
+  }
+
+  // Counts a connection from `key`; false (and nothing counted) when that peer is at its limit.
+  bool AdmitPeer(const std::string& key) {
+    if (key.empty()) return true;
+    std::lock_guard lock(peers_mu);
+    std::size_t& n = peers[key];
+    if (n >= options.limits.max_connections_per_peer) {
+      if (n == 0) peers.erase(key);
+      return false;
+    }
+    ++n;
+    return true;
+  }
+
+  void ReleasePeer(const std::string& key) {
+    if (key.empty()) return;
+    std::lock_guard lock(peers_mu);
+    auto it = peers.find(key);
+    if (it != peers.end() && --it->second == 0) peers.erase(it);
+  }
+
+  // Answers a connection refused at a cap with `response` and closes it.
+  void Refuse(std::shared_ptr<Connection> c, const std::string& response);
+
   void Track(const std::shared_ptr<Connection>& c, asio::any_io_executor ex) {
     std::lock_guard lock(mu);
     live.emplace_back(c, std::move(ex));
@@ -394,7 +477,8 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     for (auto& [c, ex] : targets) asio::post(ex, [c = c, f] { f(*c); });
   }
 
-  void ConnectionClosed() {
+  void ConnectionClosed(const Connection& c) {
+    ReleasePeer(c.peer);
     if (connections_gauge) connections_gauge->add(-1);
     if (connections.fetch_sub(1) == 1 && shutting_down.load()) {
       // The last connection is gone: let the io_context run out of work.
@@ -462,23 +546,49 @@ namespace {
 
 class BeastWebSocket final : public WebSocket {
  public:
-  BeastWebSocket(websocket::stream<beast::tcp_stream&>& ws, std::string subprotocol, CancelSource source)
-      : ws_(ws), subprotocol_(std::move(subprotocol)), source_(std::move(source)) {}
+  BeastWebSocket(websocket::stream<beast::tcp_stream&>& ws, Connection& connection, std::size_t max_message,
+                 Duration write_timeout, std::string subprotocol, CancelSource source)
+      : ws_(ws),
+        connection_(connection),
+        max_message_(max_message),
+        write_timeout_(write_timeout),
+        subprotocol_(std::move(subprotocol)),
+        source_(std::move(source)) {}
 
   asio::awaitable<std::optional<std::string>> read() override {
     beast::flat_buffer buffer;
-    auto [ec, n] = co_await ws_.async_read(buffer, as_tuple(use_awaitable));
-    if (ec) {
-      // The peer closed or vanished: whatever works for it stops.
-      source_.request_stop(StopReason::cancelled);
-      co_return std::nullopt;
-    }
+    do {
+      // At most one byte past the limit: an oversized message is refused as soon as it shows,
+      // never buffered whole.
+      const std::size_t room = max_message_ - std::min(buffer.size(), max_message_) + 1;
+      auto [ec, n] = co_await ws_.async_read_some(buffer, room, as_tuple(use_awaitable));
+      if (ec) {
+        // The peer closed or vanished: whatever works for it stops.
+        source_.request_stop(StopReason::cancelled);
+        co_return std::nullopt;
+      }
+      heard = true;
+      if (buffer.size() > max_message_) {
+        // 1009, with a closing handshake that reads (and drops) the rest of the message. The
+        // limit is ours, not Beast's read_message_max: Beast closes the socket with the rest
+        // unread, the kernel then resets the connection, and the client loses the close frame
+        // (it sees 1006).
+        const websocket::close_reason why(websocket::close_code::too_big, "message too big");
+        co_await ws_.async_close(why, as_tuple(use_awaitable));
+        source_.request_stop(StopReason::cancelled);
+        co_return std::nullopt;
+      }
+    } while (!ws_.is_message_done());
     co_return beast::buffers_to_string(buffer.data());
   }
 
   asio::awaitable<bool> write(std::string_view text) override {
     ws_.text(true);
+    // A peer that stops reading fills the socket's buffers and the write never completes:
+    // after write_timeout the sweeper closes the connection, failing it.
+    connection_.SetCloseDeadline(write_timeout_);
     auto [ec, n] = co_await ws_.async_write(asio::buffer(text.data(), text.size()), as_tuple(use_awaitable));
+    connection_.ClearCloseDeadline();
     co_return !ec;
   }
 
@@ -491,8 +601,14 @@ class BeastWebSocket final : public WebSocket {
 
   std::string_view subprotocol() const noexcept override { return subprotocol_; }
 
+  // Something (a message or a control frame) arrived since the keep-alive last looked.
+  bool heard = false;
+
  private:
   websocket::stream<beast::tcp_stream&>& ws_;
+  Connection& connection_;
+  std::size_t max_message_;
+  Duration write_timeout_;
   std::string subprotocol_;
   CancelSource source_;
 };
@@ -514,7 +630,58 @@ std::string ChooseSubprotocol(std::string_view offered, const std::vector<std::s
   return {};
 }
 
+// Pings a WebSocket peer not heard from for `interval` and closes the connection when nothing
+// arrives within `pong_timeout` of the ping. Returns only when cancelled (its handler ended),
+// so the handler always ends on its own, through a failed read.
+asio::awaitable<void> KeepAlive(websocket::stream<beast::tcp_stream&>& ws, BeastWebSocket& socket, Connection& c,
+                                Duration interval, Duration pong_timeout) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (;;) {
+    socket.heard = false;
+    timer.expires_after(interval);
+    if (auto [ec] = co_await timer.async_wait(as_tuple(use_awaitable)); ec) co_return;
+    if (socket.heard) continue;
+    // A ping behind a write that cannot complete waits for it; write_timeout bounds that.
+    if (auto [ec] = co_await ws.async_ping({}, as_tuple(use_awaitable)); !ec) {
+      timer.expires_after(pong_timeout);
+      if (auto [tec] = co_await timer.async_wait(as_tuple(use_awaitable)); tec) co_return;
+      if (socket.heard) continue;
+    }
+    boost::system::error_code ignored;
+    c.stream.socket().close(ignored);  // the handler's read fails and it winds down
+    timer.expires_at(asio::steady_timer::time_point::max());
+    co_await timer.async_wait(as_tuple(use_awaitable));
+    co_return;
+  }
+}
+
 }  // namespace
+
+void Server::Impl::Refuse(std::shared_ptr<Connection> c, const std::string& response) {
+  if (refusing.fetch_add(1) >= kMaxRefusing) {
+    refusing.fetch_sub(1);
+    return;  // `c` closes as it goes
+  }
+  asio::co_spawn(
+      c->executor,
+      [self = shared_from_this(), c, &response]() -> asio::awaitable<void> {
+        c->stream.expires_after(std::chrono::seconds(1));  // answer and drain, in all
+        auto [ec, n] = co_await asio::async_write(c->stream, asio::buffer(response), as_tuple(use_awaitable));
+        boost::system::error_code e;
+        c->stream.socket().shutdown(tcp::socket::shutdown_send, e);
+        // Read what the client sent until it closes: closing with unread bytes resets the
+        // connection, and a reset can destroy the 503 before the client reads it.
+        std::array<char, 2048> sink;
+        for (std::size_t drained = 0; !ec && drained < 64 * 1024;) {
+          auto [rec, rn] = co_await c->stream.async_read_some(asio::buffer(sink), as_tuple(use_awaitable));
+          ec = rec;
+          drained += rn;
+        }
+        c->stream.socket().close(e);
+        self->refusing.fetch_sub(1);
+      },
+      asio::detached);
+}
 
 asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::acceptor& acceptor) {
   for (;;) {
@@ -533,26 +700,23 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     socket.set_option(asio::socket_base::keep_alive(true), ignored);
+    const tcp::endpoint peer = socket.remote_endpoint(ignored);
     auto c = std::make_shared<Connection>(std::move(socket), conn_executor);
     if (connections.fetch_add(1) >= options.limits.max_connections) {
       connections.fetch_sub(1);
       CountBadRequest("too_many_connections");
-      asio::co_spawn(
-          conn_executor,
-          [c]() -> asio::awaitable<void> {
-            static constexpr std::string_view kBusy =
-                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                "Retry-After: 1\r\nContent-Length: 72\r\n\r\n"
-                "{\"error\":{\"code\":\"overloaded\",\"message\":\"too many open connections\"}}";
-            c->stream.expires_after(std::chrono::seconds(1));
-            co_await asio::async_write(c->stream, asio::buffer(kBusy.data(), kBusy.size()),
-                                       as_tuple(use_awaitable));
-            boost::system::error_code e;
-            c->stream.socket().shutdown(tcp::socket::shutdown_both, e);
-          },
-          asio::detached);
+      Refuse(std::move(c), refused_busy);
       continue;
     }
+    c->peer = PeerKey(peer.address());
+    if (!AdmitPeer(c->peer)) {
+      connections.fetch_sub(1);
+      CountBadRequest("too_many_connections_per_peer");
+      c->peer.clear();
+      Refuse(std::move(c), refused_peer);
+      continue;
+    }
+    c->remote = RemoteAddress(peer);
     if (connections_gauge) connections_gauge->add(1);
     Track(c, conn_executor);
     asio::cancellation_signal& signal = c->cancel;
@@ -623,6 +787,9 @@ void Server::Impl::Sweep() {
         const std::int64_t deadline = c->io_deadline.load(std::memory_order_relaxed);
         if (deadline != 0 && now >= deadline)
           asio::post(it->second, [c, deadline] { c->IoExpired(deadline); });
+        const std::int64_t close_at = c->close_deadline.load(std::memory_order_relaxed);
+        if (close_at != 0 && now >= close_at)
+          asio::post(it->second, [c, close_at] { c->CloseExpired(close_at); });
         ++it;
       }
     }
@@ -634,33 +801,76 @@ void Server::Impl::Sweep() {
 asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/, std::shared_ptr<Connection> c) {
   struct Closed {
     Impl* impl;
-    ~Closed() { impl->ConnectionClosed(); }
-  } closed{this};
+    const Connection& c;
+    ~Closed() { impl->ConnectionClosed(c); }
+  } closed{this, *c};
   const auto& limits = options.limits;
-  const std::string remote = RemoteAddress(c->stream.socket());
+  const std::string& remote = c->remote;
   beast::flat_buffer buffer(limits.max_header_bytes + limits.max_body_bytes + 64 * 1024);
   // Cancelled reads complete with operation_aborted instead of throwing; the handler phase
   // turns throwing back on (see Dispatch).
   co_await asio::this_coro::throw_if_cancelled(false);
   try {
-    for (;;) {
+    for (bool first = true;; first = false) {
       if (shutting_down.load()) break;
-      // Between requests: wait for the first byte under the idle timeout.
       co_await asio::this_coro::reset_cancellation_state();
-      if (buffer.size() == 0) {
-        c->SetIoDeadline(limits.idle_timeout);
-        auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
-        c->ClearIoDeadline();
-        if (ec) break;
+      if (first) {
+        // The first request's headers are due header_timeout after accept: a peer that
+        // connects and sends nothing holds its slot that long, not the idle timeout.
+        c->SetIoDeadlineAt(c->accepted + limits.header_timeout);
+      } else {
+        // Between requests: wait for the first byte under the idle timeout.
+        if (buffer.size() == 0) {
+          c->SetIoDeadline(limits.idle_timeout);
+          auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
+          c->ClearIoDeadline();
+          if (ec) break;
+          buffer.commit(n);
+        }
+        c->SetIoDeadline(limits.header_timeout);
+      }
+      // Gather the whole header block before parsing it (Beast would too), so its raw lines
+      // can be checked for obs-fold, which Beast's parser silently joins.
+      boost::system::error_code ec;
+      std::size_t header_end = std::string_view::npos;
+      bool bare_lf = false;
+      for (std::size_t scanned = 0;;) {
+        const std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
+        header_end = internal::find_header_end(data, scanned);
+        if (header_end != std::string_view::npos || data.size() >= limits.max_header_bytes) break;
+        // (Once the block is complete, Beast's parser refuses a bare LF in it itself.)
+        if ((bare_lf = internal::has_bare_lf(data, scanned))) break;
+        scanned = data.size();
+        auto [rec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple(use_awaitable));
+        if (rec) {
+          ec = rec;
+          break;
+        }
         buffer.commit(n);
+      }
+      c->ClearIoDeadline();
+      if (c->io_timed_out) {
+        if (buffer.size() == 0) break;  // it never said anything: nothing to answer
+        ec = beast::error::timeout;
       }
       internal::BeastRequestParser parser;
       internal::configure_request_parser(parser, limits.max_header_bytes, limits.max_body_bytes);
-      c->SetIoDeadline(limits.header_timeout);
-      auto [hec, hn] = co_await bhttp::async_read_header(c->stream, buffer, parser, as_tuple(use_awaitable));
-      c->ClearIoDeadline();
-      boost::system::error_code ec = c->io_timed_out ? beast::error::timeout : hec;
-      if (!ec && !parser.is_done()) {
+      std::string_view refused;  // why a parsed header is refused (RFC 9112 framing)
+      if (!ec && bare_lf) {
+        refused = "a header line ends with a bare LF (CRLF is required)";
+      } else if (!ec) {
+        if (header_end != std::string_view::npos &&
+            internal::has_obs_fold(std::string_view(static_cast<const char*>(buffer.data().data()), header_end),
+                                   header_end)) {
+          refused = "obs-fold (a header line continued on the next) is not accepted";
+        } else {
+          // The whole block is buffered (or the limit reached): one put parses it, or fails.
+          buffer.consume(parser.put(buffer.data(), ec));
+          if (!ec && !parser.is_header_done()) ec = bhttp::error::header_limit;
+          if (!ec) refused = internal::framing_error(parser.get());
+        }
+      }
+      if (!ec && refused.empty() && !parser.is_done()) {
         const auto expect = parser.get()[bhttp::field::expect];
         if (iequals(expect, "100-continue")) {
           static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -674,12 +884,15 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*keep_alive*/
         c->ClearIoDeadline();
         ec = c->io_timed_out ? beast::error::timeout : bec;
       }
-      if (ec) {
-        const int status = StatusForReadError(ec);
+      if (ec || !refused.empty()) {
+        // The connection closes after the answer: nothing after a request that could not be
+        // read, or whose framing is in doubt, is ever parsed.
+        const int status = ec ? StatusForReadError(ec) : 400;
         if (status == 0) break;
         co_await asio::this_coro::reset_cancellation_state();
         CountBadRequest(ReadErrorCode(status));
-        const Response r = Response::json(status, error_document(ReadErrorCode(status), ec.message(), {}));
+        const std::string message = ec ? ec.message() : std::string(refused);
+        const Response r = Response::json(status, error_document(ReadErrorCode(status), message, {}));
         co_await WriteResponse(*c, r, 11, /*keep_alive=*/false, false, std::chrono::seconds(2));
         break;
       }
@@ -887,8 +1100,14 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
 asio::awaitable<void> Server::Impl::ServeWebSocket(Connection& c, RouteEntry& route,
                                                    internal::BeastRequest beast_request, Request req) {
   websocket::stream<beast::tcp_stream&> ws(c.stream);
-  ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-  ws.read_message_max(options.limits.max_websocket_message_bytes);
+  // Beast's timer bounds the opening and closing handshakes; liveness is KeepAlive's, which
+  // (unlike Beast's idle timeout) has a ping interval and a pong timeout of its own.
+  websocket::stream_base::timeout timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
+  timeouts.handshake_timeout = options.limits.write_timeout;
+  timeouts.idle_timeout = websocket::stream_base::none();
+  timeouts.keep_alive_pings = false;
+  ws.set_option(timeouts);
+  ws.read_message_max(0);  // BeastWebSocket::read enforces max_websocket_message_bytes (see there)
   std::string protocol;
   if (auto offered = req.headers.get("Sec-WebSocket-Protocol"))
     protocol = ChooseSubprotocol(*offered, route.subprotocols);
@@ -905,15 +1124,27 @@ asio::awaitable<void> Server::Impl::ServeWebSocket(Connection& c, RouteEntry& ro
   c.busy = true;
   c.websocket = true;
   c.source = source;
-  BeastWebSocket socket(ws, protocol, source);
-  try {
-    co_await route.ws_handler(socket, req, ctx);
-  } catch (const std::exception& e) {
-    std::string line = "{\"event\":\"websocket_error\",\"message\":";
-    append_json_string(line, e.what());
-    line += "}";
-    Log(line);
+  BeastWebSocket socket(ws, c, options.limits.max_websocket_message_bytes, options.limits.write_timeout, protocol,
+                        source);
+  ws.control_callback([&socket](websocket::frame_type, beast::string_view) { socket.heard = true; });
+  auto run = [&]() -> asio::awaitable<void> {
+    try {
+      co_await route.ws_handler(socket, req, ctx);
+    } catch (const std::exception& e) {
+      std::string line = "{\"event\":\"websocket_error\",\"message\":";
+      append_json_string(line, e.what());
+      line += "}";
+      Log(line);
+    }
+  };
+  const Duration interval = options.limits.websocket_ping_interval;
+  if (interval > Duration::zero()) {
+    using namespace asio::experimental::awaitable_operators;
+    co_await (run() || KeepAlive(ws, socket, c, interval, options.limits.websocket_pong_timeout));
+  } else {
+    co_await run();
   }
+  ws.control_callback();
   source.request_stop(StopReason::cancelled);
   c.busy = false;
   c.source.reset();
@@ -1024,7 +1255,7 @@ std::uint16_t Server::listen(std::string_view address, std::uint16_t port) {
   impl_->acceptors.push_back(std::move(acceptor));
   if (!impl_->sweep_timer) {
     const auto& l = impl_->options.limits;
-    const Duration shortest = std::min({l.idle_timeout, l.header_timeout, l.body_timeout});
+    const Duration shortest = std::min({l.idle_timeout, l.header_timeout, l.body_timeout, l.write_timeout});
     impl_->sweep_interval = std::clamp<Duration>(shortest / 8, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
     impl_->sweep_timer = std::make_unique<asio::steady_timer>(impl_->control);
     asio::post(impl_->control, [impl = impl_] { impl->Sweep(); });

@@ -14,8 +14,11 @@
 //
 // What happens to a request:
 // - Limits first: header and body size, a read timeout against slow clients, an idle timeout
-//   between keep-alive requests, a cap on open connections. Violations get a clear 4xx (or 503
-//   at the connection cap) and the connection is closed; the server never dies on a request.
+//   between keep-alive requests, caps on open connections in all and per peer. Violations get
+//   a clear 4xx (or 503 at a connection cap) and the connection is closed; the server never
+//   dies on a request. Framing a proxy could read differently (RFC 9112: Transfer-Encoding
+//   other than chunked, with Content-Length, obs-fold, missing or repeated Host) is a 400 and
+//   a closed connection, so nothing smuggled behind it runs.
 // - The deadline is bound once: min(route budget, service maximum, every accepted inbound
 //   budget header) (see budget_headers.hpp). Rejected header values are counted and logged,
 //   never used. A budget that is already spent is answered 504 with `Deadline-Expired: 1`
@@ -77,15 +80,36 @@ struct RouteOptions {
   Duration stop_grace = Duration::zero();
 };
 
+// What one client can hold of the server (DESIGN.md point 10). docs/http.md lists what a
+// client sees when it reaches each.
 struct ServerLimits {
   std::size_t max_header_bytes = 16 * 1024;
   std::size_t max_body_bytes = 1024 * 1024;
-  Duration header_timeout = std::chrono::seconds(10);  // first byte to end of headers
+  // To the end of the headers: from accept for a connection's first request (a peer that
+  // connects and sends nothing holds a slot this long, not `idle_timeout`), from the first
+  // byte for later keep-alive requests.
+  Duration header_timeout = std::chrono::seconds(10);
   Duration body_timeout = std::chrono::seconds(30);
   Duration idle_timeout = std::chrono::seconds(60);    // between keep-alive requests
+  // A response, or a WebSocket message, that cannot be written within this (a client that
+  // does not read) closes the connection.
   Duration write_timeout = std::chrono::seconds(30);
   std::size_t max_connections = 1024;
+  // Open connections from one peer: an IPv4 address, or an IPv6 /64 (one host usually holds a
+  // whole /64). 0: no limit.
+  std::size_t max_connections_per_peer = 64;
+  // Off: loopback peers (127.0.0.0/8, ::1) are not limited per peer. A reverse proxy or
+  // sidecar on the same host, the lab and the benchmarks all arrive from loopback, where one
+  // address stands for many clients; `max_connections` still bounds them.
+  bool limit_loopback_peers = false;
+  // A larger WebSocket message (or frame) is refused with close code 1009.
   std::size_t max_websocket_message_bytes = 1024 * 1024;
+  // A WebSocket peer not heard from for this long is pinged, and closed when nothing (a pong
+  // or anything else) arrives within `websocket_pong_timeout` of the ping. Zero: no pings.
+  // Frames are only read while the route's handler has a read() pending, so a handler that
+  // stops reading has its peer closed too.
+  Duration websocket_ping_interval = std::chrono::seconds(30);
+  Duration websocket_pong_timeout = std::chrono::seconds(10);
 };
 
 struct ServerOptions {

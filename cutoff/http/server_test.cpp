@@ -14,6 +14,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#include <poll.h>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -37,6 +39,28 @@ using namespace std::chrono_literals;
 using cutoff::testing::Sleep;
 using cutoff::testing::TimeScale;
 using Clock = std::chrono::steady_clock;
+
+// Reads what the server sends until it closes the connection or `limit` passes; `closed`
+// tells which. Bounded, so a server that holds a connection fails the test instead of hanging it.
+std::string ReadUntilClosed(tcp::socket& s, Duration limit, bool* closed = nullptr) {
+  std::string out;
+  const auto until = Clock::now() + limit;
+  if (closed) *closed = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0) return out;
+    pollfd p{s.native_handle(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char chunk[4096];
+    boost::system::error_code ec;
+    const auto n = s.read_some(asio::buffer(chunk), ec);
+    if (ec) {
+      if (closed) *closed = true;
+      return out;
+    }
+    out.append(chunk, n);
+  }
+}
 
 // A server on its own io_context thread, stopped at the end of the test.
 class ServerFixture : public ::testing::Test {
@@ -80,6 +104,7 @@ class ServerFixture : public ::testing::Test {
   }
 
   bhttp::response<bhttp::string_body> Send(tcp::socket& s, bhttp::request<bhttp::string_body> req) {
+    if (req.find(bhttp::field::host) == req.end()) req.set(bhttp::field::host, "127.0.0.1");
     req.prepare_payload();
     bhttp::write(s, req);
     bhttp::response<bhttp::string_body> res;
@@ -100,15 +125,7 @@ class ServerFixture : public ::testing::Test {
   std::string Raw(std::string_view bytes) {
     auto s = Connect();
     asio::write(s, asio::buffer(bytes.data(), bytes.size()));
-    std::string out;
-    boost::system::error_code ec;
-    char chunk[4096];
-    for (;;) {
-      const auto n = s.read_some(asio::buffer(chunk), ec);
-      if (ec) break;
-      out.append(chunk, n);
-    }
-    return out;
+    return ReadUntilClosed(s, 5s * TimeScale());
   }
 
   double MetricValue(std::string_view series) {
@@ -179,6 +196,30 @@ Handler Sleeper(Probe& probe, std::chrono::milliseconds d) {
   };
 }
 
+// Parses `bytes` as exactly one HTTP response; fails the test when they are not one.
+bhttp::response<bhttp::string_body> ParseOneResponse(const std::string& bytes) {
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.eager(true);
+  boost::system::error_code ec;
+  const std::size_t used = parser.put(asio::buffer(bytes), ec);
+  EXPECT_FALSE(ec) << ec.message() << " in: " << bytes;
+  EXPECT_TRUE(parser.is_done()) << bytes;
+  EXPECT_EQ(used, bytes.size()) << "bytes after the response: " << bytes;
+  return parser.release();
+}
+
+// Status lines ("HTTP/1.x NNN ") in `bytes`.
+int CountResponses(std::string_view bytes) {
+  int n = 0;
+  for (auto at = bytes.find("HTTP/1."); at != std::string_view::npos; at = bytes.find("HTTP/1.", at + 1)) {
+    const auto line = bytes.substr(at);
+    n += line.size() >= 13 && line[8] == ' ' && std::isdigit(static_cast<unsigned char>(line[9])) &&
+         std::isdigit(static_cast<unsigned char>(line[10])) && std::isdigit(static_cast<unsigned char>(line[11])) &&
+         line[12] == ' ';
+  }
+  return n;
+}
+
 class BasicServer : public ServerFixture {
  protected:
   void Routes(Server& s) override {
@@ -193,6 +234,12 @@ class BasicServer : public ServerFixture {
       co_return Response::text(200, std::to_string(ctx.remaining().count()));
     }, {.name = "Budget", .budget = 2s});
     s.route("GET", "/slow", Sleeper(probe_, 10000ms), {.name = "Slow"});
+    // Counts requests: the framing tests check that bytes smuggled behind a rejected request
+    // never reach a handler.
+    s.route("GET", "/smuggled", [this](const Request&, const Context&) -> asio::awaitable<Response> {
+      smuggled_.fetch_add(1);
+      co_return Response::text(200, "smuggled\n");
+    });
     s.route("GET", "/overloaded", [](const Request&, const Context&) -> asio::awaitable<Response> {
       throw Error(ErrorCode::overloaded, "bulkhead full");
       co_return Response{};
@@ -214,6 +261,7 @@ class BasicServer : public ServerFixture {
     });
   }
   Probe probe_;
+  std::atomic<int> smuggled_{0};
 };
 
 TEST_F(BasicServer, ServesRoutesWithKeepAlive) {
@@ -309,6 +357,7 @@ TEST_F(BasicServer, ClientDisconnectCancelsTheHandlerWithinMilliseconds) {
   Start();
   auto s = Connect();
   bhttp::request<bhttp::string_body> req{bhttp::verb::get, "/slow", 11};
+  req.set(bhttp::field::host, "127.0.0.1");
   req.prepare_payload();
   bhttp::write(s, req);
   ASSERT_TRUE(probe_.WaitStarted());
@@ -365,7 +414,7 @@ TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
 
 TEST_F(BasicServer, HeadersThatWouldSplitTheResponseAreDropped) {
   Start();
-  const std::string raw = Raw("GET /split HTTP/1.1\r\nConnection: close\r\n\r\n");
+  const std::string raw = Raw("GET /split HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(raw.find("evil"), std::string::npos) << raw;
   EXPECT_NE(raw.find("X-Fine: yes\r\n"), std::string::npos);
   EXPECT_NE(raw.find("Content-Length: 4\r\n"), std::string::npos);
@@ -451,6 +500,7 @@ TEST_F(BasicServer, ManyClientsOnSeveralIoThreads) {
       for (int i = 0; i < 30; ++i) {
         const bool slow = (i + t) % 5 == 0;
         bhttp::request<bhttp::string_body> req{bhttp::verb::get, slow ? "/slow" : "/hello", 11};
+        req.set(bhttp::field::host, "127.0.0.1");
         if (slow) req.set("Deadline-Budget-Ms", "20");
         req.prepare_payload();
         bhttp::write(s, req);
@@ -465,6 +515,190 @@ TEST_F(BasicServer, ManyClientsOnSeveralIoThreads) {
   EXPECT_EQ(expired.load(), 36);
   server_->shutdown(100ms);
   for (auto& t : extra) t.join();
+}
+
+// RFC 9112 section 6: a request whose body length the server cannot be sure of is refused and
+// its connection closed, so the bytes behind it (here a second request) are never parsed.
+TEST_F(BasicServer, UntrustworthyFramingIs400AndTheBytesBehindItNeverRun) {
+  Start();
+  const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::vector<std::string> heads = {
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\nContent-Length: 0\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n",
+      "POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n",
+  };
+  for (const auto& head : heads) {
+    SCOPED_TRACE(head);
+    // The body is the chunked encoding of nothing, then the smuggled request.
+    const std::string out = Raw(head + "\r\n0\r\n\r\n" + smuggled);
+    EXPECT_EQ(out.substr(0, 12), "HTTP/1.1 400");
+    EXPECT_EQ(CountResponses(out), 1);
+    const auto res = ParseOneResponse(out);
+    EXPECT_FALSE(res.keep_alive());
+  }
+  // Plain chunked still works, and the request behind it runs as its own request.
+  const std::string ok = Raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" +
+                             std::string("GET /smuggled HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(ok.substr(0, 12), "HTTP/1.1 200");
+  EXPECT_NE(ok.find("hello"), std::string::npos);
+  EXPECT_EQ(CountResponses(ok), 2);
+  EXPECT_EQ(smuggled_.load(), 1);  // only the legitimate pipelined one
+  EXPECT_EQ(Get("/hello").result_int(), 200);
+}
+
+TEST_F(BasicServer, MissingRepeatedOrMalformedHostIs400) {
+  Start();
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: a/b@c\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  // HTTP/1.0 needs no Host; an empty one and an IPv6 literal with a port are valid.
+  EXPECT_EQ(Raw("GET /hello HTTP/1.0\r\n\r\n").substr(0, 12), "HTTP/1.0 200");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n").substr(0, 12), "HTTP/1.1 200");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n").substr(0, 12),
+            "HTTP/1.1 200");
+}
+
+TEST_F(BasicServer, ObsFoldIs400) {
+  Start();
+  const std::string out = Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(out.substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(CountResponses(out), 1);
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\r\n\tb\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(smuggled_.load(), 0);
+  // A body that starts with a space is not a fold.
+  const std::string body = Raw("POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 3\r\n\r\n ab");
+  EXPECT_EQ(body.substr(0, 12), "HTTP/1.1 200");
+  EXPECT_EQ(body.substr(body.size() - 3), " ab");
+}
+
+// Control bytes in a field and bare LF line ends are refused. Bytes above 0x7f (obs-text,
+// e.g. UTF-8) are allowed in values, as RFC 9110 allows.
+TEST_F(BasicServer, ControlBytesAndBareLineFeedsInTheHeaderAre400) {
+  Start();
+  using namespace std::string_literals;
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n"s).substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  // Bare LF line ends: refused at once, not left to wait for a CRLF CRLF until the header timeout.
+  const auto t0 = Clock::now();
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\nHost: x\n\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n").substr(0, 12), "HTTP/1.1 400");
+  EXPECT_LT(Clock::now() - t0, 2s * TimeScale());
+  EXPECT_EQ(Raw("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: caf\xc3\xa9\r\nConnection: close\r\n\r\n").substr(0, 12),
+            "HTTP/1.1 200");
+}
+
+TEST_F(BasicServer, ConnectionCap503IsAWellFormedResponse) {
+  Start({.limits = {.max_connections = 1}});
+  auto held = Connect();
+  std::this_thread::sleep_for(50ms);
+  auto s = Connect();
+  const std::string head = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+  asio::write(s, asio::buffer(head));
+  bool closed = false;
+  const std::string out = ReadUntilClosed(s, 5s * TimeScale(), &closed);
+  EXPECT_TRUE(closed);
+  const auto res = ParseOneResponse(out);
+  EXPECT_EQ(res.result_int(), 503);
+  EXPECT_EQ(res.body().size(), res.payload_size().value_or(0));
+  EXPECT_NE(res.body().find("\"code\":\"overloaded\""), std::string::npos);
+  EXPECT_EQ(res[bhttp::field::retry_after], "1");
+  EXPECT_FALSE(res.keep_alive());
+}
+
+// A connection that sends nothing is closed by the header timeout, counted from accept, and
+// not held for the (much longer) idle timeout.
+TEST_F(BasicServer, SilentConnectionIsClosedByTheHeaderTimeout) {
+  Start({.limits = {.header_timeout = 300ms, .idle_timeout = 60s}});
+  const auto t0 = Clock::now();
+  auto silent = Connect();
+  bool closed = false;
+  ReadUntilClosed(silent, 5s * TimeScale(), &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_GE(Clock::now() - t0, 250ms);
+  EXPECT_LT(Clock::now() - t0, 3s * TimeScale());
+  // A first byte does not restart the clock: a trickle of header bytes ends at the same bound.
+  const auto t1 = Clock::now();
+  auto trickle = Connect();
+  bool trickle_closed = false;
+  std::string got;
+  for (int i = 0; i < 40 && !trickle_closed; ++i) {
+    boost::system::error_code ec;
+    asio::write(trickle, asio::buffer(std::string_view(i == 0 ? "GET /hello HTTP/1.1\r\n" : "X")), ec);
+    got += ReadUntilClosed(trickle, 100ms, &trickle_closed);
+  }
+  EXPECT_TRUE(trickle_closed);
+  EXPECT_EQ(got.substr(0, 12), "HTTP/1.1 408");
+  EXPECT_LT(Clock::now() - t1, 3s * TimeScale());
+  // Keep-alive requests still get the idle timeout between them.
+  EXPECT_EQ(Get("/hello").result_int(), 200);
+}
+
+// Connects from `source` (another loopback address: Linux routes all of 127/8 to lo).
+std::optional<tcp::socket> ConnectFrom(asio::io_context& io, std::string_view source, std::uint16_t port) {
+  tcp::socket s(io);
+  boost::system::error_code ec;
+  s.open(tcp::v4(), ec);
+  if (!ec) s.bind(tcp::endpoint(asio::ip::make_address(std::string(source)), 0), ec);
+  if (!ec) s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+  if (ec) return std::nullopt;
+  return s;
+}
+
+TEST_F(BasicServer, PerPeerConnectionLimitAnswers503AndOtherPeersAreServed) {
+  Start({.limits = {.max_connections_per_peer = 2, .limit_loopback_peers = true}});
+  auto a = ConnectFrom(client_io_, "127.0.0.1", port_);
+  auto b = ConnectFrom(client_io_, "127.0.0.1", port_);
+  ASSERT_TRUE(a && b);
+  std::this_thread::sleep_for(50ms);
+  auto c = ConnectFrom(client_io_, "127.0.0.1", port_);
+  ASSERT_TRUE(c);
+  bool closed = false;
+  const std::string out = ReadUntilClosed(*c, 5s * TimeScale(), &closed);
+  EXPECT_TRUE(closed);
+  const auto res = ParseOneResponse(out);
+  EXPECT_EQ(res.result_int(), 503);
+  EXPECT_NE(res.body().find("too many connections from this address"), std::string::npos);
+  EXPECT_GE(MetricValue("cutoff_http_bad_requests_total{reason=\"too_many_connections_per_peer\"}"), 1);
+
+  // Another peer is served while this one is at its limit.
+  auto other = ConnectFrom(client_io_, "127.0.0.2", port_);
+  if (!other) GTEST_SKIP() << "cannot bind 127.0.0.2 here";
+  const std::string health = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  asio::write(*other, asio::buffer(health));
+  EXPECT_EQ(ReadUntilClosed(*other, 5s * TimeScale()).substr(0, 12), "HTTP/1.1 200");
+
+  // A slot given back is free again.
+  a->close();
+  for (int i = 0; i < 400 && server_->open_connections() > 1; ++i) std::this_thread::sleep_for(5ms);
+  auto d = ConnectFrom(client_io_, "127.0.0.1", port_);
+  ASSERT_TRUE(d);
+  asio::write(*d, asio::buffer(health));
+  EXPECT_EQ(ReadUntilClosed(*d, 5s * TimeScale()).substr(0, 12), "HTTP/1.1 200");
+}
+
+// Loopback peers (a local proxy, the lab, benchmarks) are not limited per peer by default.
+TEST_F(BasicServer, LoopbackPeersAreNotLimitedPerPeerByDefault) {
+  Start();
+  std::vector<tcp::socket> sockets;
+  for (int i = 0; i < 80; ++i) sockets.push_back(Connect());
+  const std::string health = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  int ok = 0;
+  for (auto& s : sockets) {
+    asio::write(s, asio::buffer(health));
+    bhttp::response<bhttp::string_body> res;
+    beast::flat_buffer b;
+    bhttp::read(s, b, res);
+    ok += res.result_int() == 200;
+  }
+  EXPECT_EQ(ok, 80);
 }
 
 class ShutdownServer : public ServerFixture {
@@ -483,6 +717,8 @@ TEST_F(ShutdownServer, InFlightRequestsFinishWithinGraceThenStopWithShutdown) {
   auto s2 = Connect();
   bhttp::request<bhttp::string_body> r1{bhttp::verb::get, "/short", 11};
   bhttp::request<bhttp::string_body> r2{bhttp::verb::get, "/long", 11};
+  r1.set(bhttp::field::host, "127.0.0.1");
+  r2.set(bhttp::field::host, "127.0.0.1");
   r1.prepare_payload();
   r2.prepare_payload();
   bhttp::write(s1, r1);
@@ -524,7 +760,15 @@ class WebSocketServer : public ServerFixture {
           done_ = true;
         },
         {"graphql-transport-ws"});
+    // Writes until a write fails, as a server pushing to a client that never reads.
+    s.websocket("/flood", [this](WebSocket& ws, const Request&, const Context&) -> asio::awaitable<void> {
+      const std::string chunk(64 * 1024, 'x');
+      while (co_await ws.write(chunk)) {
+      }
+      flood_done_ = true;
+    });
   }
+  std::atomic<bool> flood_done_{false};
   std::string protocol_;
   std::atomic<StopReason> stopped_{StopReason::none};
   std::atomic<bool> done_{false};
@@ -548,6 +792,100 @@ TEST_F(WebSocketServer, EchoesWithTheNegotiatedSubprotocolAndStopsOnClose) {
   EXPECT_TRUE(done_);
   EXPECT_EQ(stopped_.load(), StopReason::cancelled);
   EXPECT_EQ(protocol_, "graphql-transport-ws");
+}
+
+// Reads one WebSocket message on `io` within `limit`; the read's error, or timed_out.
+boost::system::error_code ReadWithin(asio::io_context& io, beast::websocket::stream<tcp::socket>& ws,
+                                     beast::flat_buffer& b, Duration limit) {
+  std::optional<boost::system::error_code> result;
+  ws.async_read(b, [&](boost::system::error_code ec, std::size_t) { result = ec; });
+  io.restart();
+  io.run_for(limit);
+  if (result) return *result;
+  boost::system::error_code ignored;
+  ws.next_layer().close(ignored);
+  io.restart();
+  io.run();  // the aborted read completes
+  return asio::error::timed_out;
+}
+
+TEST_F(WebSocketServer, APeerThatDoesNotAnswerPingsIsClosed) {
+  Start({.limits = {.websocket_ping_interval = 200ms, .websocket_pong_timeout = 200ms}});
+  beast::websocket::stream<tcp::socket> ws(Connect());
+  ws.handshake("127.0.0.1", "/echo");
+  // The client never reads, so it never answers the server's pings.
+  const auto t0 = Clock::now();
+  bool closed = false;
+  const std::string got = ReadUntilClosed(ws.next_layer(), 5s * TimeScale(), &closed);
+  EXPECT_TRUE(closed);
+  ASSERT_GE(got.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(got[0]), 0x89);  // FIN + ping
+  EXPECT_GE(Clock::now() - t0, 350ms);
+  EXPECT_LT(Clock::now() - t0, 3s * TimeScale());
+  for (int i = 0; i < 400 && !done_; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(done_);
+  EXPECT_EQ(stopped_.load(), StopReason::cancelled);
+}
+
+TEST_F(WebSocketServer, APeerThatAnswersPingsStaysConnected) {
+  Start({.limits = {.websocket_ping_interval = 100ms, .websocket_pong_timeout = 300ms}});
+  beast::websocket::stream<tcp::socket> ws(Connect());
+  ws.handshake("127.0.0.1", "/echo");
+  int pings = 0;
+  ws.control_callback([&](beast::websocket::frame_type kind, beast::string_view) {
+    if (kind == beast::websocket::frame_type::ping) ++pings;
+  });
+  beast::flat_buffer b;
+  // A pending read answers pings; no message comes, so it is still pending after a second.
+  bool read_done = false;
+  ws.async_read(b, [&](boost::system::error_code, std::size_t) { read_done = true; });
+  client_io_.run_for(1200ms);
+  EXPECT_FALSE(read_done);
+  EXPECT_GE(pings, 3);
+  EXPECT_FALSE(done_);
+  boost::system::error_code ignored;
+  ws.next_layer().close(ignored);
+  client_io_.restart();
+  client_io_.run();  // the aborted read completes
+}
+
+TEST_F(WebSocketServer, AMessageOverTheLimitIsClosedWith1009) {
+  Start({.limits = {.max_websocket_message_bytes = 1024}});
+  // One frame far larger than the limit (and than the socket buffers, so a server that closes
+  // with it unread resets the connection), then a message in small frames that add up past it.
+  for (const bool fragmented : {false, true}) {
+    SCOPED_TRACE(fragmented ? "fragmented" : "one frame");
+    done_ = false;
+    beast::websocket::stream<tcp::socket> ws(Connect());
+    ws.handshake("127.0.0.1", "/echo");
+    if (fragmented) {
+      ws.auto_fragment(true);
+      ws.write_buffer_bytes(256);
+    } else {
+      ws.auto_fragment(false);
+    }
+    boost::system::error_code ec;
+    ws.write(asio::buffer(std::string(fragmented ? 4096 : 8 * 1024 * 1024, 'x')), ec);
+    EXPECT_FALSE(ec) << ec.message();
+    beast::flat_buffer b;
+    EXPECT_EQ(ReadWithin(client_io_, ws, b, 5s * TimeScale()), beast::websocket::error::closed);
+    EXPECT_EQ(ws.reason().code, beast::websocket::close_code::too_big);
+    for (int i = 0; i < 400 && !done_; ++i) std::this_thread::sleep_for(5ms);
+    EXPECT_TRUE(done_);
+  }
+}
+
+TEST_F(WebSocketServer, AWriteToAPeerThatDoesNotReadFailsAfterTheWriteTimeout) {
+  Start({.limits = {.write_timeout = 300ms}});
+  beast::websocket::stream<tcp::socket> ws(Connect());
+  ws.handshake("127.0.0.1", "/flood");
+  // Never read: the server's socket buffer fills and its write cannot complete.
+  for (int i = 0; i < 2000 && !flood_done_; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(flood_done_);
+  bool closed = false;
+  boost::system::error_code ec;
+  ReadUntilClosed(ws.next_layer(), 5s * TimeScale(), &closed);
+  EXPECT_TRUE(closed);
 }
 
 }  // namespace

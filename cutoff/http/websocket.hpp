@@ -20,9 +20,12 @@ namespace cutoff::http {
 class WebSocket {
  public:
   virtual ~WebSocket() = default;
-  // The next text or binary message; nullopt when the peer closed or the connection failed.
+  // The next text or binary message; nullopt when the peer closed or the connection failed,
+  // including when the server closed it: a message over the server's size limit (close 1009)
+  // or a peer that stopped answering pings. Pings are answered only while a read is pending.
   virtual boost::asio::awaitable<std::optional<std::string>> read() = 0;
-  // Sends a text message; returns false when the connection is gone.
+  // Sends a text message; returns false when the connection is gone, including when the
+  // message could not be written within the server's write timeout (the peer does not read).
   virtual boost::asio::awaitable<bool> write(std::string_view text) = 0;
   // Sends a close frame with `code` and `reason` (e.g. 4400 for a protocol error).
   virtual boost::asio::awaitable<void> close(std::uint16_t code, std::string_view reason) = 0;
