@@ -254,6 +254,55 @@ const cases = {
     await stillServes();
   },
 
+  async smuggling_and_host_rules() {
+    // Body bytes that would run as a second request if the first were framed wrongly.
+    const smuggled = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    for (const head of [
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n`,
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n`,
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Length: ${smuggled.length}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    ]) {
+      const a = await raw(head + smuggled);
+      assert.match(a.text, /^HTTP\/1\.1 400 /, JSON.stringify(a.text.slice(0, 120)));
+      assert.equal(a.text.match(/HTTP\/1\.1 /g).length, 1, 'the smuggled request never ran');
+      assert.ok(a.closed, 'closed after the refusal');
+    }
+    for (const req of ['GET /healthz HTTP/1.1\r\n\r\n', 'GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n',
+                       'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n']) {
+      const a = await raw(req);
+      assert.match(a.text, /^HTTP\/1\.1 400 /, JSON.stringify(req));
+    }
+  },
+
+  async oversized_websocket_message() {
+    const ws = new WebSocket(svc.url.replace('http', 'ws') + '/graphql', 'graphql-transport-ws');
+    await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+    const closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.send(JSON.stringify({ type: 'connection_init' }));
+    ws.send('x'.repeat(2 << 20));
+    assert.equal(await closed, 1009);
+  },
+
+  async websocket_client_that_never_reads() {
+    // 300 operations of ~200 kB each, and a client that stops reading: without a bound the
+    // server queued every reply (711 MB).
+    const before = rssBytes();
+    const ws = new WebSocket(svc.url.replace('http', 'ws') + '/graphql', 'graphql-transport-ws');
+    await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+    const acked = new Promise((resolve) => ws.once('message', resolve));
+    ws.send(JSON.stringify({ type: 'connection_init' }));
+    await acked;
+    ws._socket.pause();  // the client reads nothing more
+    const query = `{${Array.from({ length: 100 }, (_, i) => `l${i}:items{id name tags}`).join(" ")}}`;
+    for (let i = 0; i < 300; i++) ws.send(JSON.stringify({ type: 'subscribe', id: `q${i}`, payload: { query } }));
+    await new Promise((r) => setTimeout(r, 1500 * scale));
+    const grown = rssBytes() - before;
+    note(`RSS grew by ${(grown / 1048576).toFixed(1)} MiB with 300 replies unread`);
+    assert.ok(grown < 32 << 20, `RSS grew by ${(grown / 1048576).toFixed(0)} MiB`);
+    await stillServes();
+    ws.terminate();
+  },
+
   async pipelined_flood() {
     const one = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
     const a = await raw(one.repeat(500) + 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
