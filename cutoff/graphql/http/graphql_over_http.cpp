@@ -1,22 +1,13 @@
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 
-#include <atomic>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <memory>
-#include <chrono>
-#include <cstdint>
 #include <optional>
 #include <string_view>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
+#include "cutoff/graphql/internal/preparation.hpp"
 
 // g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
 // large coroutines (a false positive: both are awaitable_frame_base's).
@@ -121,32 +112,6 @@ std::optional<std::string> ReadGetParams(const http::Request& req, Params& out) 
 
 bool IsStopCode(std::string_view code) { return code == "DEADLINE_EXCEEDED" || code == "SHUTTING_DOWN"; }
 
-// Documents from this size on are prepared off the event loop.
-constexpr std::size_t kPrepareInlineBytes = 16 * 1024;
-
-asio::thread_pool& PreparePool() {
-  static asio::thread_pool pool(1);
-  return pool;
-}
-
-// After a request that allocated a lot (a large document or response), glibc keeps the freed
-// pages: a few hostile requests would leave the process tens of MB above its baseline for
-// good. Returning them (malloc_trim) takes a few ms, so it runs on the preparation thread, at
-// most once a second, shortly after the request.
-void ReturnFreedMemorySoon() {
-#if defined(__GLIBC__)
-  static std::atomic<std::int64_t> last_ms{0};
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
-  std::int64_t last = last_ms.load(std::memory_order_relaxed);
-  if (now - last < 1000 || !last_ms.compare_exchange_strong(last, now)) return;
-  // A moment later: by then the request's document and response are freed.
-  auto timer = std::make_shared<asio::steady_timer>(PreparePool(), std::chrono::milliseconds(200));
-  timer->async_wait([timer](const boost::system::error_code&) { malloc_trim(0); });
-#endif
-}
-
 constexpr std::size_t kLargeResponseBytes = 1024 * 1024;
 
 struct HandlerState {
@@ -156,11 +121,6 @@ struct HandlerState {
   GraphQLHttpOptions options;
   DocumentCache cache;
 };
-
-asio::awaitable<std::shared_ptr<const PreparedDocument>> PrepareOffLoop(std::shared_ptr<HandlerState> st,
-                                                                        std::string query) {
-  co_return st->cache.prepare(*st->schema, query, st->options.parse, st->options.validation);
-}
 
 // `req` and `ctx` outlive the call: the server awaits the handler before
 // dropping them.
@@ -196,17 +156,11 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
     if (auto err = ReadParams(body.as_object(), params)) co_return ErrorOnly(400, m, *err);
   }
 
-  std::shared_ptr<const PreparedDocument> doc;
-  if (params.query.size() < kPrepareInlineBytes) {
-    doc = st->cache.prepare(*st->schema, params.query, st->options.parse, st->options.validation);
-  } else {
-    // A large document takes tens of ms to parse and validate: not on the event loop, which
-    // serves every other request meanwhile.
-    // (The awaitable is a named variable: g++ 12 destroys temporaries of a co_await's full
-    // expression twice.)
-    auto prepared = asio::co_spawn(PreparePool(), PrepareOffLoop(st, params.query), asio::use_awaitable);
-    doc = co_await std::move(prepared);
-  }
+  const bool large_request = params.query.size() >= internal::kPrepareInlineBytes;
+  // (A named awaitable: g++ 12 destroys temporaries of a co_await's full expression twice.)
+  auto preparing = internal::prepare_off_loop_if_large(*st->schema, params.query, st->options.parse,
+                                                       st->options.validation, &st->cache);
+  std::shared_ptr<const PreparedDocument> doc = co_await std::move(preparing);
 
   graphql::Response result;
   if (!doc->errors.empty()) {
@@ -237,7 +191,7 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
   }
   HttpResponse out = HttpResponse::json(status, std::move(result).to_json(), content_type);
   if (status == 504) out.headers.set(http::kDeadlineExpiredHeader, "1");
-  if (params.query.size() >= kPrepareInlineBytes || out.body.size() >= kLargeResponseBytes) ReturnFreedMemorySoon();
+  if (large_request || out.body.size() >= kLargeResponseBytes) internal::return_freed_memory_soon();
   co_return out;
 }
 

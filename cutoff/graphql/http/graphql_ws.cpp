@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "cutoff/core/json_text.hpp"
+#include "cutoff/graphql/internal/preparation.hpp"
 
 namespace cutoff::graphql {
 
@@ -243,17 +244,19 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   asio::awaitable<void> Execute(const std::string& id, std::uint64_t token, std::string query, Request req,
                                 const Context& ctx) {
-    ParseResult parsed = parse(std::move(query), options_.parse);
-    if (!parsed.ok()) {
-      SendFor(id, Message("error", id, ErrorsPayload({*parsed.error})));
+    // Large documents are parsed and validated off the event loop. (A named awaitable: g++ 12
+    // destroys temporaries of a co_await's full expression twice.)
+    const bool large = query.size() >= internal::kPrepareInlineBytes;
+    auto preparing =
+        internal::prepare_off_loop_if_large(schema_, std::move(query), options_.parse, options_.validation, nullptr);
+    const std::shared_ptr<const PreparedDocument> prepared = co_await std::move(preparing);
+    if (large) internal::return_freed_memory_soon();
+    if (!prepared->ok()) {
+      SendFor(id, Message("error", id, ErrorsPayload(prepared->errors)));
       co_return;
     }
-    if (auto errors = validate(schema_, *parsed.document, options_.validation); !errors.empty()) {
-      SendFor(id, Message("error", id, ErrorsPayload(errors)));
-      co_return;
-    }
-    req.document = parsed.document.get();
-    const OperationDefinition* op = select_operation(*parsed.document, req.operation_name);
+    req.document = prepared->document.get();
+    const OperationDefinition* op = select_operation(*prepared->document, req.operation_name);
 
     if (op && op->type == OperationType::subscription) {
       SubscribeResult started = co_await subscribe(schema_, req, ctx, options_.subscribe);

@@ -1,0 +1,36 @@
+// Preparing documents for the transports without holding the event loop, and giving the
+// memory of large requests back afterwards.
+//
+//   std::shared_ptr<const PreparedDocument> doc = co_await prepare_off_loop_if_large(schema, query, parse, validation, &cache);
+//   ...
+//   if (large) return_freed_memory_soon();
+#ifndef CUTOFF_GRAPHQL_INTERNAL_PREPARATION_HPP_
+#define CUTOFF_GRAPHQL_INTERNAL_PREPARATION_HPP_
+
+#include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "cutoff/graphql/document_cache.hpp"
+
+namespace cutoff::graphql::internal {
+
+// Documents from this size on are parsed and validated off the event loop.
+inline constexpr std::size_t kPrepareInlineBytes = 16 * 1024;
+
+// Prepares `query` (through `cache` when not null): inline when it is small, otherwise on one
+// shared preparation thread while the caller's executor serves others (a 600 KB document
+// takes ~30 ms). Resumes on the caller's executor. `schema` and `cache` must outlive it.
+boost::asio::awaitable<std::shared_ptr<const PreparedDocument>> prepare_off_loop_if_large(
+    const Schema& schema, std::string query, const ParseOptions& parse_options,
+    const ValidationOptions& validation_options, DocumentCache* cache);
+
+// After a request that allocated a lot: glibc keeps freed pages, so a few hostile requests
+// would leave the process tens of MB above its baseline for good. Returns them to the system
+// (malloc_trim) on the preparation thread a moment later, at most once a second.
+void return_freed_memory_soon();
+
+}  // namespace cutoff::graphql::internal
+
+#endif  // CUTOFF_GRAPHQL_INTERNAL_PREPARATION_HPP_
