@@ -302,6 +302,17 @@ TEST_F(GraphQLWs, ProtocolViolationsCloseWithTheProtocolsCodes) {
 }
 
 
+// The value of `counter` once it has stopped moving (no change for 200 ms, 5 s at most).
+int Settled(const std::atomic<int>& counter) {
+  int value = counter.load();
+  for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * testing::TimeScale();) {
+    std::this_thread::sleep_for(200ms);
+    if (counter.load() == value) break;
+    value = counter.load();
+  }
+  return value;
+}
+
 // A client that sends many operations with large results and does not read: the server stops
 // running operations for it once a bounded amount is queued (it used to run them all and queue
 // every reply: 600 x 64 KiB here), answers others at once, and resumes when the client reads.
@@ -309,13 +320,8 @@ TEST_F(GraphQLWs, AClientThatStopsReadingGetsNoMoreWorkDone) {
   auto ws = Ready(8 * 1024);
   constexpr int kCount = 600;
   ASSERT_EQ(WriteAll(*ws, Subscribes("b", kCount, "{ big }"), 5s * testing::TimeScale()), std::size_t{kCount});
-  // Wait until the server has stopped running them (no new call for 200 ms).
-  int ran = big_calls_.load();
-  for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * testing::TimeScale();) {
-    std::this_thread::sleep_for(200ms);
-    if (big_calls_.load() == ran) break;
-    ran = big_calls_.load();
-  }
+  // Wait until the server has stopped running them.
+  const int ran = Settled(big_calls_);
   // What ran is bounded by the queue bound plus what the kernel's socket buffers took in
   // (an 8 KiB receive window here); without backpressure all 600 ran, 38 MiB queued.
   EXPECT_LT(ran, kCount / 4) << "the server kept running operations for a client that does not read";
@@ -339,12 +345,7 @@ TEST_F(GraphQLWs, AClientThatStopsReadingGetsNoMoreWorkDone) {
 TEST_F(GraphQLWs, ASubscriptionStopsPullingEventsWhileItsClientDoesNotRead) {
   auto ws = Ready(8 * 1024);
   Write(*ws, R"({"id":"f","type":"subscribe","payload":{"query":"subscription { feed }"}})");
-  int pulled = feed_pulls_.load();
-  for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * testing::TimeScale();) {
-    std::this_thread::sleep_for(200ms);
-    if (feed_pulls_.load() == pulled) break;
-    pulled = feed_pulls_.load();
-  }
+  const int pulled = Settled(feed_pulls_);
   // Without backpressure all 2000 (31 MiB) were pulled and queued at once.
   EXPECT_LT(pulled, kFeedEvents / 4) << "the subscription kept pulling events for a client that does not read";
   EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
