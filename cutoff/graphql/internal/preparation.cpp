@@ -46,8 +46,8 @@ asio::awaitable<std::shared_ptr<const PreparedDocument>> PrepareThere(const Sche
 }  // namespace
 
 asio::awaitable<std::shared_ptr<const PreparedDocument>> prepare_off_loop_if_large(
-    const Schema& schema, std::string query, const ParseOptions& parse_options,
-    const ValidationOptions& validation_options, DocumentCache* cache) {
+    const Schema& schema, std::string query, ParseOptions parse_options, ValidationOptions validation_options,
+    DocumentCache* cache) {
   if (query.size() < kPrepareInlineBytes) co_return Prepare(schema, query, parse_options, validation_options, cache);
   // A named awaitable: g++ 12 destroys temporaries of a co_await's full expression twice.
   auto prepared = asio::co_spawn(PreparationThread(),

@@ -21,10 +21,11 @@ inline constexpr std::size_t kPrepareInlineBytes = 16 * 1024;
 
 // Prepares `query` (through `cache` when not null): inline when it is small, otherwise on one
 // shared preparation thread while the caller's executor serves others (a 600 KB document
-// takes ~30 ms). Resumes on the caller's executor. `schema` and `cache` must outlive it.
+// takes ~30 ms). Resumes on the caller's executor. `schema` and `cache` must outlive it; the
+// options are copied (a coroutine keeps its reference parameters, not what they refer to).
 boost::asio::awaitable<std::shared_ptr<const PreparedDocument>> prepare_off_loop_if_large(
-    const Schema& schema, std::string query, const ParseOptions& parse_options,
-    const ValidationOptions& validation_options, DocumentCache* cache);
+    const Schema& schema, std::string query, ParseOptions parse_options, ValidationOptions validation_options,
+    DocumentCache* cache);
 
 // After a request that allocated a lot: glibc keeps freed pages, so a few hostile requests
 // would leave the process tens of MB above its baseline for good. Returns them to the system
