@@ -654,11 +654,23 @@ class Execution {
   bool ExecuteFields(const Type& type, const Data& parent, const Collected& fields, const PathNode* path,
                      const Context& ctx) {
     out().push_back('{');
-    for (std::size_t k = 0; k < fields.groups.size(); ++k) {
+    // The limits are looked at every kCheckpointEvery fields (Checkpoint): counted per
+    // object, and within a wide one.
+    const std::size_t n = fields.groups.size();
+    if ((fields_to_checkpoint_ -= static_cast<std::int64_t>(n)) <= 0) [[unlikely]]
+      Checkpoint();
+    for (std::size_t k = 0; k < n; ++k) {
+      if ((k & (kCheckpointEvery - 1)) == kCheckpointEvery - 1) [[unlikely]]
+        Checkpoint();
       const FieldGroup& g = fields.groups[k];
       out().append(g.member, k == 0 ? 1 : 0);
       const PathNode field_path{path, g.key};
-      // A non-null field failed: its siblings are not started.
+      // A non-null field failed: its siblings are not started. Once Checkpoint halts the
+      // walk, fields take the slow path.
+      if (halted_) [[unlikely]] {
+        if (!ExecuteHalted(type, parent, g, &field_path, ctx)) return false;
+        continue;
+      }
       if (!ExecuteField(type, parent, g, &field_path, ctx)) return false;
     }
     out().push_back('}');
@@ -729,14 +741,6 @@ class Execution {
       append_json_string(out(), parent_type.name);
       return true;
     }
-    if (out().size() > response_limit_) [[unlikely]]
-      Abort();
-    if (++slice_fields_ == kSliceFields) [[unlikely]]
-      CheckSlice();
-    if (aborted_) [[unlikely]] {  // nothing written from here on is sent
-      out() += "null";
-      return true;
-    }
     if (fctx.stop_requested())  // never start a field after the stop
       return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero());
     static const json::object kNoArguments;
@@ -753,15 +757,6 @@ class Execution {
             def.type, nullptr);
       return true;
     }
-    // The walk has held the executor for `yield_after`: the rest of it becomes tasks, which
-    // a runner starts after letting other work run (Drain). A subscription event's root
-    // field reads the event itself, so it is not deferred.
-    if (slice_exhausted_ && !(event_ && &parent == &root_data_)) [[unlikely]] {
-      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.budget.has_value(),
-            def.type, nullptr)
-          .sync = true;
-      return true;
-    }
     std::exception_ptr error;
     Data result = Resolve(def, parent_type, parent, *args, g, fctx, error);
     if (error) return FailWith(path, non_null, g, error, fctx);
@@ -769,6 +764,34 @@ class Execution {
     const bool ok = Complete(*def.type, g, result, path, fctx);
     if (tasks_.size() != deferred) Retain(std::move(result));
     return ok;
+  }
+
+  // A field met while the walk is halted (out of line: the hot path only tests `halted_`).
+  // When the response is abandoned nothing more is written; when the walk must yield, the
+  // field becomes a task that a runner starts after letting other work run (Drain). A
+  // subscription event's root field reads the event itself, so it is executed now.
+  [[gnu::noinline]] bool ExecuteHalted(const Type& parent_type, const Data& parent, const FieldGroup& g,
+                                       const PathNode* path, const Context& ctx) {
+    if (aborted_) {
+      out() += "null";
+      return true;
+    }
+    const Field* field = g.def;
+    if (!field || field == &schema_.typename_meta_field() || (event_ && &parent == &root_data_))
+      return ExecuteField(parent_type, parent, g, path, ctx);
+    const Field& def = *field;
+    const Context fctx = def.budget ? ctx.with_timeout(*def.budget) : ctx;
+    const bool non_null = def.type->is_non_null();
+    if (fctx.stop_requested()) return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero());
+    json::object args;
+    if (!def.args.empty()) {
+      std::string error;
+      args = CoerceArguments(def, *g.nodes[0], &error);
+      if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
+    }
+    Defer(parent_type, parent, g, path, fctx, std::move(args), def.budget.has_value(), def.type, nullptr).sync =
+        !def.async;
+    return true;
   }
 
   // Calls the field's synchronous resolver (or the default one); what it throws lands in
@@ -949,9 +972,8 @@ class Execution {
       out().push_back('[');
       const std::size_t n = items ? items->size() : jitems->size();
       for (std::size_t k = 0; k < n; ++k) {
-        if (out().size() > response_limit_) [[unlikely]]
-          Abort();
-        if (aborted_) [[unlikely]]
+        if ((k & (kCheckpointEvery - 1)) == kCheckpointEvery - 1 && Checkpoint() == CheckpointResult::abandoned)
+            [[unlikely]]
           break;
         if (k) out().push_back(',');
         const PathNode item_path{path, {}, static_cast<std::int64_t>(k)};
@@ -1038,11 +1060,22 @@ class Execution {
     return t;
   }
 
-  // Every kSliceFields fields: has this walk held the executor for too long?
-  void CheckSlice() {
-    slice_fields_ = 0;
-    if (options_.yield_after > Duration::zero() && SteadyClock::now() - slice_start_ >= options_.yield_after)
+  // Every kCheckpointEvery fields and list items: has the response outgrown its limit, and
+  // (every fourth time) has this walk held the executor for `yield_after`? Either halts the
+  // walk: each field then checks `halted_` and is skipped or queued.
+  enum class CheckpointResult : std::uint8_t { go_on, yield, abandoned };
+  [[gnu::noinline]] CheckpointResult Checkpoint() {
+    fields_to_checkpoint_ = kCheckpointEvery;
+    if (!aborted_ && out().size() > response_limit_) Abort();
+    if (aborted_) return CheckpointResult::abandoned;
+    if (slice_exhausted_) return CheckpointResult::yield;
+    if (++checkpoints_ % 4 == 0 && options_.yield_after > Duration::zero() &&
+        SteadyClock::now() - slice_start_ >= options_.yield_after) {
       slice_exhausted_ = true;
+      halted_ = true;
+      return CheckpointResult::yield;
+    }
+    return CheckpointResult::go_on;
   }
 
   // The response outgrew its limit: nothing more is written, resolvers in flight are
@@ -1050,6 +1083,7 @@ class Execution {
   void Abort() {
     if (aborted_) return;
     aborted_ = true;
+    halted_ = true;
     asio::post(executor_, [this, alive = alive_] {
       if (*alive) CancelInFlight();
     });
@@ -1095,14 +1129,15 @@ class Execution {
         // Queued tasks keep the execution waiting in WaitForPending, so `this` is alive.
         r->yielded = false;
         slice_exhausted_ = false;
-        slice_fields_ = 0;
+        halted_ = aborted_;
+        fields_to_checkpoint_ = kCheckpointEvery;
         slice_start_ = SteadyClock::now();
         Pump();
         co_return;
       }
       Task& t = *queue_[next_queued_++];
-      if (++slice_fields_ == kSliceFields) [[unlikely]]
-        CheckSlice();
+      if (--fields_to_checkpoint_ <= 0) [[unlikely]]
+        Checkpoint();
       if (aborted_) [[unlikely]] {  // the response is discarded: nothing more starts
         t.done = true;
         if (--pending_ == 0 && done_) done_->cancel();
@@ -1243,11 +1278,13 @@ class Execution {
   std::atomic<TimePoint> stop_time_{TimePoint{}};
   bool externally_cancelled_ = false;
   // Limits while writing: the response's size, and how long a walk holds the executor.
-  static constexpr std::uint32_t kSliceFields = 256;
+  static constexpr std::int64_t kCheckpointEvery = 64;  // a power of two
   std::size_t response_limit_ = std::numeric_limits<std::size_t>::max();
   bool aborted_ = false;
-  std::uint32_t slice_fields_ = 0;
   bool slice_exhausted_ = false;
+  bool halted_ = false;  // aborted_ || slice_exhausted_
+  std::int64_t fields_to_checkpoint_ = kCheckpointEvery;
+  std::uint32_t checkpoints_ = 0;
   TimePoint slice_start_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for posts that may outlive us
 };
