@@ -749,16 +749,14 @@ class Execution {
       args = &*coerced;
     }
     if (def.async) {
-      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.budget.has_value(),
-            def.type, nullptr);
+      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.type, nullptr);
       return true;
     }
     // The walk has held the executor for `yield_after`: the rest of it becomes tasks, which
     // a runner starts after letting other work run (Drain). A subscription event's root
     // field reads the event itself, so it is not deferred.
     if (slice_exhausted_ && !(event_ && &parent == &root_data_)) [[unlikely]] {
-      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.budget.has_value(),
-            def.type, nullptr)
+      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.type, nullptr)
           .sync = true;
       return true;
     }
@@ -808,7 +806,8 @@ class Execution {
     const bool non_null = type.is_non_null();
     const Type& t = type.nullable();
     if (const Data::Pending* p = data.if_pending()) {
-      Defer(*current_parent_type_, Data(), g, path, ctx, {}, false, &type, p->produce);
+      // Under the field's context: a @budget cap above this value cancels its producer too.
+      Defer(*current_parent_type_, Data(), g, path, ctx, {}, &type, p->produce);
       return true;
     }
     if (data.is_null()) {
@@ -982,11 +981,15 @@ class Execution {
     const FieldGroup* group = nullptr;
     ResponseText::Part* hole = nullptr;
     const PathNode* path = nullptr;  // persistent (Persist)
-    Context ctx;                     // the field's context (capped by @budget, or the operation's)
+    // The field's context: the operation's (ctx_), or own_ctx when a @budget cap applies here
+    // or above. Pointing at ctx_ saves a copy per task, and lets a pending value tell whether
+    // it runs under a cap (&ctx != &ctx_) without comparing contexts.
+    const Context* ctx = nullptr;
+    Context own_ctx;
     json::object args;
     const Type* type = nullptr;  // what the produced value completes as (the field's or a list item's type)
     std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
-    bool capped = false;
+    bool capped = false;  // ctx is a cap's: its own stop cancels this task only
     bool sync = false;  // a synchronous field queued when its walk yielded
     std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields, while running
     Runner* runner = nullptr;                    // the runner awaiting it, while it runs
@@ -1017,7 +1020,7 @@ class Execution {
   }
 
   Task& Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
-              const Context& fctx, json::object args, bool capped, const Type* type,
+              const Context& fctx, json::object args, const Type* type,
               std::shared_ptr<const Data::Producer> produce) {
     ResponseText::Part* target = type->is_non_null() ? NullableAbove() : nullptr;
     ResponseText::Part* hole = text_.hole();
@@ -1028,7 +1031,15 @@ class Execution {
     t.group = &g;
     t.hole = hole;
     t.path = Persist(path);
-    t.ctx = fctx;
+    // Anything but the operation's own context is a cap's (the field's, or an ancestor's that
+    // this field, list item or pending value inherited): its stop must cancel the task.
+    const bool capped = &fctx != &ctx_;
+    if (capped) {
+      t.own_ctx = fctx;
+      t.ctx = &t.own_ctx;
+    } else {
+      t.ctx = &ctx_;
+    }
     t.args = std::move(args);
     t.type = type;
     t.produce = std::move(produce);
@@ -1108,13 +1119,13 @@ class Execution {
         if (--pending_ == 0 && done_) done_->cancel();
         continue;
       }
-      if (t.ctx.stop_requested()) {  // never start a field after the stop
+      if (t.ctx->stop_requested()) {  // never start a field after the stop
         FinishStopped(t);
         continue;
       }
       if (t.capped) {
         // The cap is this field's own stop: it cancels only this resolver.
-        t.cap_stop.emplace(t.ctx.token(), [task = &t, alive = alive_, ex = executor_](StopReason) {
+        t.cap_stop.emplace(t.ctx->token(), [task = &t, alive = alive_, ex = executor_](StopReason) {
           asio::post(ex, [task, alive] {
             if (*alive && !task->done && task->runner) task->runner->signal.emit(asio::cancellation_type::terminal);
           });
@@ -1128,9 +1139,9 @@ class Execution {
         if (t.produce) {
           result = co_await (*t.produce)();
         } else if (t.sync) {
-          result = Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, t.ctx, error);
+          result = Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, *t.ctx, error);
         } else {
-          FieldContext fc{t.ctx,          t.parent, t.args,     *t.group->def,
+          FieldContext fc{*t.ctx,         t.parent, t.args,     *t.group->def,
                           *t.parent_type, schema_,  variables_, *t.group->nodes[0]};
           result = co_await t.group->def->async(fc);
         }
@@ -1159,7 +1170,7 @@ class Execution {
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     BeginWalk(task.hole);
-    FailStopped(task.path, task.type->is_non_null(), *task.group, task.ctx.stop_reason(), Duration::zero());
+    FailStopped(task.path, task.type->is_non_null(), *task.group, task.ctx->stop_reason(), Duration::zero());
     EndWalk();
     current_parent_type_ = saved;
     if (--pending_ == 0 && done_) done_->cancel();
@@ -1173,10 +1184,10 @@ class Execution {
     const FieldGroup& g = *task.group;
     BeginWalk(task.hole);
     if (error) {  // a cancellation caused by a stop reports the stop
-      FailWith(task.path, task.type->is_non_null(), g, error, task.ctx);
+      FailWith(task.path, task.type->is_non_null(), g, error, *task.ctx);
     } else {
       const std::size_t deferred = tasks_.size();
-      Complete(*task.type, g, result, task.path, task.ctx);
+      Complete(*task.type, g, result, task.path, *task.ctx);
       if (tasks_.size() != deferred) Retain(std::move(result));
     }
     EndWalk();

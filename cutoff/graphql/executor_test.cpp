@@ -17,9 +17,11 @@
 #include <future>
 #include <thread>
 
+#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/sleep.hpp"
+#include "cutoff/testing/time_scale.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -466,6 +468,121 @@ TEST_F(Deadlines, MutationFieldsRunSeriallyAndACutLeavesLaterOnesUnstarted) {
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
   EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+}
+
+// @budget on every way a value is produced: each test's value would take 2 s or more; the
+// cap is 50 ms, so an answer well under a second proves the cap cut it.
+class Budgets : public Exec {
+ protected:
+  void SetUp() override {
+    Build(R"(type Query { asyncCapped: Int @budget(ms: 50) pendingCapped: Int @budget(ms: 50)
+                          itemsCapped: [Int] @budget(ms: 50) syncCapped: Obj @budget(ms: 50)
+                          uncappedPending: Int fast: Int }
+             type Obj { slow: Int pending: Int remainingMs: Int })");
+    schema_->resolve_async("Query", "asyncCapped", [](FieldContext&) -> asio::awaitable<Data> {
+      co_await Sleep(2s);
+      co_return Data::from(1);
+    });
+    schema_->resolve("Query", "pendingCapped", [](FieldContext&) { return Slow(2s, 2); });
+    schema_->resolve("Query", "itemsCapped", [](FieldContext&) {
+      return Data::list({Data::from(1), Slow(5ms, 2), Slow(2s, 3), Slow(10ms, 4)});
+    });
+    schema_->resolve("Query", "uncappedPending", [](FieldContext&) { return Slow(20ms, 5); });
+    schema_->resolve("Query", "syncCapped", [](FieldContext& f) {
+      // The resolver itself runs under the cap.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(f.ctx.remaining());
+      return Data::json_value(boost::json::object{{"remainingMs", left.count()}});
+    });
+    schema_->resolve("Query", "fast", [](FieldContext&) { return Data::from(7); });
+    schema_->resolve_async("Obj", "slow", [](FieldContext&) -> asio::awaitable<Data> {
+      co_await Sleep(2s);
+      co_return Data::from(6);
+    });
+    schema_->resolve("Obj", "pending", [](FieldContext&) { return Slow(2s, 7); });
+  }
+
+  static Data Slow(std::chrono::milliseconds after, int v) {
+    return Data::pending([after, v]() -> asio::awaitable<Data> {
+      co_await Sleep(after);
+      co_return Data::from(v);
+    });
+  }
+
+  // Runs `query` with a generous operation deadline: only the caps can explain a fast answer.
+  Response Timed(const std::string& query, std::chrono::steady_clock::duration* took) {
+    const auto start = std::chrono::steady_clock::now();
+    Response r = Run(query, "{}", Context().with_timeout(10s));
+    *took = std::chrono::steady_clock::now() - start;
+    return r;
+  }
+};
+
+TEST_F(Budgets, CapAnAsynchronousResolver) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ asyncCapped fast }", &took);
+  EXPECT_EQ(r.data, R"({"asyncCapped":null,"fast":7})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+}
+
+TEST_F(Budgets, CapAPendingValue) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ pendingCapped uncappedPending fast }", &took);
+  EXPECT_EQ(r.data, R"({"pendingCapped":null,"uncappedPending":5,"fast":7})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[0].path, (std::vector<PathSegment>{"pendingCapped"}));
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+}
+
+TEST_F(Budgets, CapPendingListItemsEachAtItsPath) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ itemsCapped }", &took);
+  EXPECT_EQ(r.data, R"({"itemsCapped":[1,2,null,4]})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[0].path, (std::vector<PathSegment>{"itemsCapped", std::int64_t{2}}));
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+}
+
+TEST_F(Budgets, CapASynchronousResolverAndEverythingBelowIt) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ syncCapped { remainingMs slow pending } fast }", &took);
+  ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+  boost::json::value data = boost::json::parse(r.data);
+  EXPECT_LE(data.at("syncCapped").at("remainingMs").as_int64(), 50);
+  EXPECT_TRUE(data.at("syncCapped").at("slow").is_null());
+  EXPECT_TRUE(data.at("syncCapped").at("pending").is_null());
+  EXPECT_EQ(data.at("fast").as_int64(), 7);
+}
+
+// The fixture engine (`cutoff graphql exec/serve`) produces delays as pending values; the
+// budget that introspection advertises is the one that cuts them.
+TEST_F(Exec, FixtureDelaysAreCutByTheBudgetIntrospectionShows) {
+  Build("type Query { slow: Int @budget(ms: 100) other: Int }");
+  install_fixture_resolvers(*schema_);
+  Response shown = Run(R"({ __type(name: "Query") { fields { name description } } })");
+  EXPECT_NE(shown.data.find("this field is cut after 100 ms."), std::string::npos) << shown.data;
+  EXPECT_EQ(schema_->query_type()->find_field("slow")->budget, std::chrono::milliseconds(100));
+
+  ParseResult parsed = parse("{ slow other }");
+  boost::json::value fixture = boost::json::parse(R"({"slow": {"$delay_ms": 2000, "$value": 1}, "other": 2})");
+  Request req;
+  req.document = parsed.document.get();
+  req.root_value = Data::json(&fixture);
+  const auto start = std::chrono::steady_clock::now();
+  Response r = cutoff::testing::RunSync(
+      [&]() -> asio::awaitable<Response> { co_return co_await execute(*schema_, req, Context()); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.data, R"({"slow":null,"other":2})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_GE(took, 90ms);
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
 }
 
 class Recorder : public ExecutionRecorder {

@@ -481,6 +481,18 @@ TEST_F(FixtureSubs, EventsWithMarkersResolvedWhenEachEventExecutes) {
   EXPECT_EQ(d.end, Subscription::End::completed);
 }
 
+TEST_F(FixtureSubs, BudgetCapsAPendingValueInsideAnEvent) {
+  SubscribeOptions options;
+  options.event_budget = 10s;
+  Drained d = Drain(R"({"ticks": {"$events": [{"n": 1, "capped": {"$delay_ms": 10000, "$value": 2}}]}})",
+                    "subscription { ticks { n capped } }", options);
+  ASSERT_EQ(d.responses.size(), 1u);
+  EXPECT_EQ(d.responses[0].data, R"({"ticks":{"n":1,"capped":null}})");
+  ASSERT_EQ(d.responses[0].errors.size(), 1u);
+  EXPECT_EQ(d.responses[0].errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_LT(d.at[0], 1s * TimeScale());  // @budget(ms: 50), not the 10 s event budget
+}
+
 TEST_F(FixtureSubs, SourceAndStreamErrors) {
   SubscribeOptions options;
   Drained d = Drain(R"({"numbers": {"$events": {"$error": "no feed", "$code": "NO_FEED"}}})",
