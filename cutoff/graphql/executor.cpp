@@ -112,11 +112,43 @@ struct CacheKeyHash {
   }
 };
 
+// Where an unexpected error is reported, and how it is shown.
+struct ErrorSink {
+  const Schema& schema;
+  ExecutionRecorder* recorder;
+  std::string_view operation;
+  const Context& ctx;  // the operation's: its request id names the error in the log
+};
+
+// An unexpected error (an exception that is neither a FieldError nor a public cutoff::Error):
+// reported with its real message to the recorder, shown to the client as the schema's
+// masking says. `code` is kept when the error had one (a cutoff::Error of code internal).
+GraphQLError Unexpected(const ErrorSink& sink, std::string_view what, std::vector<Location> locations,
+                        std::vector<PathSegment> path, std::string_view code = {}) {
+  if (sink.recorder) {
+    std::string path_text;
+    for (const auto& seg : path) {
+      if (!path_text.empty()) path_text.push_back('.');
+      if (auto* k = std::get_if<std::string>(&seg))
+        path_text += *k;
+      else
+        path_text += std::to_string(std::get<std::int64_t>(seg));
+    }
+    sink.recorder->internal_error(sink.operation, path_text, sink.ctx.request_id(), what);
+  }
+  const ErrorMasking& masking = sink.schema.error_masking();
+  if (!masking.enabled) return GraphQLError{std::string(what), std::move(locations), std::move(path), std::string(code)};
+  std::string message = masking.message;
+  if (!sink.ctx.request_id().empty()) message += " (request id: " + sink.ctx.request_id() + ")";
+  return GraphQLError{std::move(message), std::move(locations), std::move(path),
+                      std::string(info(ErrorCode::internal).graphql_code)};
+}
+
 // An error that ended something other than a field (a source stream's creation or its
 // next event) as a GraphQL error at `path`. A cancellation caused by a stop of `ctx` reports
 // the stop.
 GraphQLError ErrorFrom(std::exception_ptr error, std::vector<Location> locations, std::vector<PathSegment> path,
-                       const Context& ctx) {
+                       const Context& ctx, const ErrorSink& sink) {
   auto stopped = [&](StopReason reason) {
     const ErrorCodeInfo& i = info(error_code_for(reason == StopReason::none ? StopReason::cancelled : reason));
     return GraphQLError{std::string(i.summary), std::move(locations), std::move(path), std::string(i.graphql_code)};
@@ -127,14 +159,16 @@ GraphQLError ErrorFrom(std::exception_ptr error, std::vector<Location> locations
     return GraphQLError{e.message, std::move(locations), std::move(path), e.code};
   } catch (const Error& e) {
     if (e.stop_reason() != StopReason::none) return stopped(e.stop_reason());
+    if (e.code() == ErrorCode::internal)
+      return Unexpected(sink, e.message(), std::move(locations), std::move(path), e.info().graphql_code);
     return GraphQLError{e.message(), std::move(locations), std::move(path), std::string(e.info().graphql_code)};
   } catch (const boost::system::system_error& e) {
     if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) return stopped(ctx.stop_reason());
-    return GraphQLError{e.what(), std::move(locations), std::move(path), {}};
+    return Unexpected(sink, e.what(), std::move(locations), std::move(path));
   } catch (const std::exception& e) {
-    return GraphQLError{e.what(), std::move(locations), std::move(path), {}};
+    return Unexpected(sink, e.what(), std::move(locations), std::move(path));
   } catch (...) {
-    return GraphQLError{"Unknown error", std::move(locations), std::move(path), {}};
+    return Unexpected(sink, "unknown exception", std::move(locations), std::move(path));
   }
 }
 
@@ -215,7 +249,7 @@ class Execution {
       failed = std::current_exception();
     }
     if (failed) {
-      resp.errors.push_back(ErrorFrom(failed, LocationsOf(g), path, ctx_));
+      resp.errors.push_back(ErrorFrom(failed, LocationsOf(g), path, ctx_, Sink()));
       co_return nullptr;
     }
     if (!stream)
@@ -620,6 +654,8 @@ class Execution {
                 GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(path), std::string(i.graphql_code)});
   }
 
+  // A FieldError and a cutoff::Error of a public code keep their message and code; anything
+  // else is unexpected, and masked as the schema says.
   bool FailWith(const PathNode* path, bool non_null, const FieldGroup& g, std::exception_ptr error,
                 const Context& ctx) {
     try {
@@ -628,18 +664,22 @@ class Execution {
       return Fail(non_null, GraphQLError{e.message, LocationsOf(g), PathOf(path), e.code});
     } catch (const Error& e) {
       if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
+      if (e.code() == ErrorCode::internal)
+        return Fail(non_null, Unexpected(Sink(), e.message(), LocationsOf(g), PathOf(path), e.info().graphql_code));
       return Fail(non_null,
                   GraphQLError{e.message(), LocationsOf(g), PathOf(path), std::string(e.info().graphql_code)});
     } catch (const boost::system::system_error& e) {
       if (e.code() == asio::error::operation_aborted && ctx.stop_requested())
         return FailStopped(path, non_null, g, ctx.stop_reason(), Overshoot(ctx));
-      return Fail(non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(path), {}});
+      return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
     } catch (const std::exception& e) {
-      return Fail(non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(path), {}});
+      return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
     } catch (...) {
-      return Fail(non_null, GraphQLError{"Unknown error", LocationsOf(g), PathOf(path), {}});
+      return Fail(non_null, Unexpected(Sink(), "unknown exception", LocationsOf(g), PathOf(path)));
     }
   }
+
+  ErrorSink Sink() const { return ErrorSink{schema_, options_.recorder, op_ ? op_->name : std::string_view(), ctx_}; }
 
   Duration Overshoot(const Context& ctx) const {
     const TimePoint now = SteadyClock::now();
@@ -1379,7 +1419,8 @@ asio::awaitable<std::optional<Response>> Subscription::next() {
       co_return std::nullopt;
     }
     end_ = End::failed;
-    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_));
+    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_,
+                                        ErrorSink{schema_, options_.execution.recorder, request_.operation_name, ctx_}));
     stream_.reset();
     co_return std::nullopt;
   }
