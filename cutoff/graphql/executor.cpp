@@ -671,6 +671,9 @@ class Execution {
     } catch (const boost::system::system_error& e) {
       if (e.code() == asio::error::operation_aborted && ctx.stop_requested())
         return FailStopped(path, non_null, g, ctx.stop_reason(), Overshoot(ctx));
+      // Our caller was cancelled through Asio (WaitForPending): a cancellation, not a bug.
+      if (e.code() == asio::error::operation_aborted && externally_cancelled_)
+        return FailStopped(path, non_null, g, StopReason::cancelled, Overshoot(ctx));
       return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
     } catch (const std::exception& e) {
       return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
