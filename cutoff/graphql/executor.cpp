@@ -137,7 +137,8 @@ GraphQLError Unexpected(const ErrorSink& sink, std::string_view what, std::vecto
     sink.recorder->internal_error(sink.operation, path_text, sink.ctx.request_id(), what);
   }
   const ErrorMasking& masking = sink.schema.error_masking();
-  if (!masking.enabled) return GraphQLError{std::string(what), std::move(locations), std::move(path), std::string(code)};
+  if (!masking.enabled)
+    return GraphQLError{std::string(what), std::move(locations), std::move(path), std::string(code)};
   std::string message = masking.message;
   if (!sink.ctx.request_id().empty()) message += " (request id: " + sink.ctx.request_id() + ")";
   return GraphQLError{std::move(message), std::move(locations), std::move(path),
@@ -1422,8 +1423,8 @@ asio::awaitable<std::optional<Response>> Subscription::next() {
       co_return std::nullopt;
     }
     end_ = End::failed;
-    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_,
-                                        ErrorSink{schema_, options_.execution.recorder, request_.operation_name, ctx_}));
+    const ErrorSink sink{schema_, options_.execution.recorder, request_.operation_name, ctx_};
+    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_, sink));
     stream_.reset();
     co_return std::nullopt;
   }

@@ -791,7 +791,8 @@ class SchemaBuilder {
         Error("Directive " + at + " may not be used on " + std::string(location) + ".", d.loc);
       if (!def->repeatable) {
         auto [first, inserted] = seen->try_emplace(d.name, d.loc);
-        if (!inserted) ErrorAt("The directive " + at + " can only be used once at this location.", {first->second, d.loc});
+        if (!inserted)
+          ErrorAt("The directive " + at + " can only be used once at this location.", {first->second, d.loc});
       }
       const bool implicit_cost = def->name == "cost" && !s_.find_directive("cost");
       for (std::size_t i = 0; i < d.arguments.size(); ++i) {

@@ -21,9 +21,9 @@
 // parent (absent: null). Abstract types resolve from an object's `__typename` member (JSON),
 // its Data::Object type name, or a callback set with `type_resolver`. Custom scalars pass
 // values through unless a codec is set with `scalar`. `@budget(ms: N)` on a field definition
-// caps that field's time: it runs under min(remaining, N ms). A field of the subscription
-// root type gets its events from a source resolver set with `subscribe` (event_stream.hpp);
-// its ordinary resolver, if any, maps each event to the field's value.
+// caps that field's time: it runs under min(remaining, N ms), 1 <= N <= 3,600,000. A field of
+// the subscription root type gets its events from a source resolver set with `subscribe`
+// (event_stream.hpp); its ordinary resolver, if any, maps each event to the field's value.
 //
 // The cost directives of the GraphQL cost specification are read from the SDL, declared or
 // not, so schemas written for other servers keep their weights: `@cost(weight: N)` on field
@@ -31,6 +31,11 @@
 // slicingArguments:, sizedFields:, requireOneSlicingArgument:)` on list fields. The executor
 // uses them for its cost limit (operation_limits.hpp). The introspection types get the list
 // sizes of the schema itself (`__Schema.types` is as long as the schema has types).
+//
+// Directives used in the SDL are checked by the spec's type-system rules (known, at an allowed
+// location, not repeated unless repeatable, known, unique, required and well-typed arguments):
+// a violation is a schema error at its line and column, so a misspelt @budget never silently
+// drops a cap. Unexpected resolver errors are masked (ErrorMasking, `mask_errors`).
 //
 // Resolvers must be registered before the schema is used by an executor; a Schema is then
 // read-only and may be shared by concurrent executions.
