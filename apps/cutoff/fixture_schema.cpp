@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "cutoff/graphql/fixture.hpp"
 
@@ -30,7 +31,14 @@ std::optional<FixtureSchema> LoadFixtureSchema(const std::string& schema_path, c
   }
   graphql::SchemaResult built = graphql::Schema::from_sdl(sdl);
   if (!built.ok()) {
-    *error = "invalid schema: " + built.errors[0].message;
+    // Every error, each where it is in the schema file (path:line:column, as compilers do).
+    *error = "invalid schema:";
+    for (const graphql::GraphQLError& e : built.errors) {
+      *error += "\n  " + schema_path;
+      if (!e.locations.empty())
+        *error += ":" + std::to_string(e.locations[0].line) + ":" + std::to_string(e.locations[0].column);
+      *error += ": " + e.message;
+    }
     return std::nullopt;
   }
   graphql::install_fixture_resolvers(*built.schema);

@@ -112,11 +112,44 @@ struct CacheKeyHash {
   }
 };
 
+// Where an unexpected error is reported, and how it is shown.
+struct ErrorSink {
+  const Schema& schema;
+  ExecutionRecorder* recorder;
+  std::string_view operation;
+  const Context& ctx;  // the operation's: its request id names the error in the log
+};
+
+// An unexpected error (an exception that is neither a FieldError nor a public cutoff::Error):
+// reported with its real message to the recorder, shown to the client as the schema's
+// masking says. `code` is kept when the error had one (a cutoff::Error of code internal).
+GraphQLError Unexpected(const ErrorSink& sink, std::string_view what, std::vector<Location> locations,
+                        std::vector<PathSegment> path, std::string_view code = {}) {
+  if (sink.recorder) {
+    std::string path_text;
+    for (const auto& seg : path) {
+      if (!path_text.empty()) path_text.push_back('.');
+      if (auto* k = std::get_if<std::string>(&seg))
+        path_text += *k;
+      else
+        path_text += std::to_string(std::get<std::int64_t>(seg));
+    }
+    sink.recorder->internal_error(sink.operation, path_text, sink.ctx.request_id(), what);
+  }
+  const ErrorMasking& masking = sink.schema.error_masking();
+  if (!masking.enabled)
+    return GraphQLError{std::string(what), std::move(locations), std::move(path), std::string(code)};
+  std::string message = masking.message;
+  if (!sink.ctx.request_id().empty()) message += " (request id: " + sink.ctx.request_id() + ")";
+  return GraphQLError{std::move(message), std::move(locations), std::move(path),
+                      std::string(info(ErrorCode::internal).graphql_code)};
+}
+
 // An error that ended something other than a field (a source stream's creation or its
 // next event) as a GraphQL error at `path`. A cancellation caused by a stop of `ctx` reports
 // the stop.
 GraphQLError ErrorFrom(std::exception_ptr error, std::vector<Location> locations, std::vector<PathSegment> path,
-                       const Context& ctx) {
+                       const Context& ctx, const ErrorSink& sink) {
   auto stopped = [&](StopReason reason) {
     const ErrorCodeInfo& i = info(error_code_for(reason == StopReason::none ? StopReason::cancelled : reason));
     return GraphQLError{std::string(i.summary), std::move(locations), std::move(path), std::string(i.graphql_code)};
@@ -127,14 +160,16 @@ GraphQLError ErrorFrom(std::exception_ptr error, std::vector<Location> locations
     return GraphQLError{e.message, std::move(locations), std::move(path), e.code};
   } catch (const Error& e) {
     if (e.stop_reason() != StopReason::none) return stopped(e.stop_reason());
+    if (e.code() == ErrorCode::internal)
+      return Unexpected(sink, e.message(), std::move(locations), std::move(path), e.info().graphql_code);
     return GraphQLError{e.message(), std::move(locations), std::move(path), std::string(e.info().graphql_code)};
   } catch (const boost::system::system_error& e) {
     if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) return stopped(ctx.stop_reason());
-    return GraphQLError{e.what(), std::move(locations), std::move(path), {}};
+    return Unexpected(sink, e.what(), std::move(locations), std::move(path));
   } catch (const std::exception& e) {
-    return GraphQLError{e.what(), std::move(locations), std::move(path), {}};
+    return Unexpected(sink, e.what(), std::move(locations), std::move(path));
   } catch (...) {
-    return GraphQLError{"Unknown error", std::move(locations), std::move(path), {}};
+    return Unexpected(sink, "unknown exception", std::move(locations), std::move(path));
   }
 }
 
@@ -215,7 +250,7 @@ class Execution {
       failed = std::current_exception();
     }
     if (failed) {
-      resp.errors.push_back(ErrorFrom(failed, LocationsOf(g), path, ctx_));
+      resp.errors.push_back(ErrorFrom(failed, LocationsOf(g), path, ctx_, Sink()));
       co_return nullptr;
     }
     if (!stream)
@@ -620,6 +655,8 @@ class Execution {
                 GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(path), std::string(i.graphql_code)});
   }
 
+  // A FieldError and a cutoff::Error of a public code keep their message and code; anything
+  // else is unexpected, and masked as the schema says.
   bool FailWith(const PathNode* path, bool non_null, const FieldGroup& g, std::exception_ptr error,
                 const Context& ctx) {
     try {
@@ -628,18 +665,25 @@ class Execution {
       return Fail(non_null, GraphQLError{e.message, LocationsOf(g), PathOf(path), e.code});
     } catch (const Error& e) {
       if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
+      if (e.code() == ErrorCode::internal)
+        return Fail(non_null, Unexpected(Sink(), e.message(), LocationsOf(g), PathOf(path), e.info().graphql_code));
       return Fail(non_null,
                   GraphQLError{e.message(), LocationsOf(g), PathOf(path), std::string(e.info().graphql_code)});
     } catch (const boost::system::system_error& e) {
       if (e.code() == asio::error::operation_aborted && ctx.stop_requested())
         return FailStopped(path, non_null, g, ctx.stop_reason(), Overshoot(ctx));
-      return Fail(non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(path), {}});
+      // Our caller was cancelled through Asio (WaitForPending): a cancellation, not a bug.
+      if (e.code() == asio::error::operation_aborted && externally_cancelled_)
+        return FailStopped(path, non_null, g, StopReason::cancelled, Overshoot(ctx));
+      return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
     } catch (const std::exception& e) {
-      return Fail(non_null, GraphQLError{e.what(), LocationsOf(g), PathOf(path), {}});
+      return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
     } catch (...) {
-      return Fail(non_null, GraphQLError{"Unknown error", LocationsOf(g), PathOf(path), {}});
+      return Fail(non_null, Unexpected(Sink(), "unknown exception", LocationsOf(g), PathOf(path)));
     }
   }
+
+  ErrorSink Sink() const { return ErrorSink{schema_, options_.recorder, op_ ? op_->name : std::string_view(), ctx_}; }
 
   Duration Overshoot(const Context& ctx) const {
     const TimePoint now = SteadyClock::now();
@@ -753,8 +797,7 @@ class Execution {
       args = &*coerced;
     }
     if (def.async) {
-      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.budget.has_value(),
-            def.type, nullptr);
+      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.type, nullptr);
       return true;
     }
     std::exception_ptr error;
@@ -779,8 +822,15 @@ class Execution {
     const Field* field = g.def;
     if (!field || field == &schema_.typename_meta_field() || (event_ && &parent == &root_data_))
       return ExecuteField(parent_type, parent, g, path, ctx);
-    const Field& def = *field;
-    const Context fctx = def.budget ? ctx.with_timeout(*def.budget) : ctx;
+    if (field->budget) {
+      const Context capped = ctx.with_timeout(*field->budget);  // Defer copies a cap's context
+      return DeferHalted(*field, parent_type, parent, g, path, capped);
+    }
+    return DeferHalted(*field, parent_type, parent, g, path, ctx);
+  }
+
+  bool DeferHalted(const Field& def, const Type& parent_type, const Data& parent, const FieldGroup& g,
+                   const PathNode* path, const Context& fctx) {
     const bool non_null = def.type->is_non_null();
     if (fctx.stop_requested()) return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero());
     json::object args;
@@ -789,8 +839,7 @@ class Execution {
       args = CoerceArguments(def, *g.nodes[0], &error);
       if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
     }
-    Defer(parent_type, parent, g, path, fctx, std::move(args), def.budget.has_value(), def.type, nullptr).sync =
-        !def.async;
+    Defer(parent_type, parent, g, path, fctx, std::move(args), def.type, nullptr).sync = !def.async;
     return true;
   }
 
@@ -831,7 +880,8 @@ class Execution {
     const bool non_null = type.is_non_null();
     const Type& t = type.nullable();
     if (const Data::Pending* p = data.if_pending()) {
-      Defer(*current_parent_type_, Data(), g, path, ctx, {}, false, &type, p->produce);
+      // Under the field's context: a @budget cap above this value cancels its producer too.
+      Defer(*current_parent_type_, Data(), g, path, ctx, {}, &type, p->produce);
       return true;
     }
     if (data.is_null()) {
@@ -1004,11 +1054,15 @@ class Execution {
     const FieldGroup* group = nullptr;
     ResponseText::Part* hole = nullptr;
     const PathNode* path = nullptr;  // persistent (Persist)
-    Context ctx;                     // the field's context (capped by @budget, or the operation's)
+    // The field's context: the operation's (ctx_), or own_ctx when a @budget cap applies here
+    // or above. Pointing at ctx_ saves a copy per task, and lets a pending value tell whether
+    // it runs under a cap (&ctx != &ctx_) without comparing contexts.
+    const Context* ctx = nullptr;
+    Context own_ctx;
     json::object args;
     const Type* type = nullptr;  // what the produced value completes as (the field's or a list item's type)
     std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
-    bool capped = false;
+    bool capped = false;  // ctx is a cap's: its own stop cancels this task only
     bool sync = false;  // a synchronous field queued when its walk yielded
     std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields, while running
     Runner* runner = nullptr;                    // the runner awaiting it, while it runs
@@ -1039,7 +1093,7 @@ class Execution {
   }
 
   Task& Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
-              const Context& fctx, json::object args, bool capped, const Type* type,
+              const Context& fctx, json::object args, const Type* type,
               std::shared_ptr<const Data::Producer> produce) {
     ResponseText::Part* target = type->is_non_null() ? NullableAbove() : nullptr;
     ResponseText::Part* hole = text_.hole();
@@ -1050,7 +1104,15 @@ class Execution {
     t.group = &g;
     t.hole = hole;
     t.path = Persist(path);
-    t.ctx = fctx;
+    // Anything but the operation's own context is a cap's (the field's, or an ancestor's that
+    // this field, list item or pending value inherited): its stop must cancel the task.
+    const bool capped = &fctx != &ctx_;
+    if (capped) {
+      t.own_ctx = fctx;
+      t.ctx = &t.own_ctx;
+    } else {
+      t.ctx = &ctx_;
+    }
     t.args = std::move(args);
     t.type = type;
     t.produce = std::move(produce);
@@ -1143,13 +1205,13 @@ class Execution {
         if (--pending_ == 0 && done_) done_->cancel();
         continue;
       }
-      if (t.ctx.stop_requested()) {  // never start a field after the stop
+      if (t.ctx->stop_requested()) {  // never start a field after the stop
         FinishStopped(t);
         continue;
       }
       if (t.capped) {
         // The cap is this field's own stop: it cancels only this resolver.
-        t.cap_stop.emplace(t.ctx.token(), [task = &t, alive = alive_, ex = executor_](StopReason) {
+        t.cap_stop.emplace(t.ctx->token(), [task = &t, alive = alive_, ex = executor_](StopReason) {
           asio::post(ex, [task, alive] {
             if (*alive && !task->done && task->runner) task->runner->signal.emit(asio::cancellation_type::terminal);
           });
@@ -1163,9 +1225,9 @@ class Execution {
         if (t.produce) {
           result = co_await (*t.produce)();
         } else if (t.sync) {
-          result = Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, t.ctx, error);
+          result = Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, *t.ctx, error);
         } else {
-          FieldContext fc{t.ctx,          t.parent, t.args,     *t.group->def,
+          FieldContext fc{*t.ctx,         t.parent, t.args,     *t.group->def,
                           *t.parent_type, schema_,  variables_, *t.group->nodes[0]};
           result = co_await t.group->def->async(fc);
         }
@@ -1194,7 +1256,7 @@ class Execution {
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     BeginWalk(task.hole);
-    FailStopped(task.path, task.type->is_non_null(), *task.group, task.ctx.stop_reason(), Duration::zero());
+    FailStopped(task.path, task.type->is_non_null(), *task.group, task.ctx->stop_reason(), Duration::zero());
     EndWalk();
     current_parent_type_ = saved;
     if (--pending_ == 0 && done_) done_->cancel();
@@ -1208,10 +1270,10 @@ class Execution {
     const FieldGroup& g = *task.group;
     BeginWalk(task.hole);
     if (error) {  // a cancellation caused by a stop reports the stop
-      FailWith(task.path, task.type->is_non_null(), g, error, task.ctx);
+      FailWith(task.path, task.type->is_non_null(), g, error, *task.ctx);
     } else {
       const std::size_t deferred = tasks_.size();
-      Complete(*task.type, g, result, task.path, task.ctx);
+      Complete(*task.type, g, result, task.path, *task.ctx);
       if (tasks_.size() != deferred) Retain(std::move(result));
     }
     EndWalk();
@@ -1405,7 +1467,8 @@ asio::awaitable<std::optional<Response>> Subscription::next() {
       co_return std::nullopt;
     }
     end_ = End::failed;
-    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_));
+    const ErrorSink sink{schema_, options_.execution.recorder, request_.operation_name, ctx_};
+    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_, sink));
     stream_.reset();
     co_return std::nullopt;
   }

@@ -18,7 +18,12 @@
 //   DEADLINE_EXCEEDED (CANCELLED when the client went away); completed siblings keep their
 //   values; nulls in non-null positions propagate as usual;
 // - `@budget(ms: N)` on a field definition runs that field under min(remaining, N ms): when
-//   the cap fires, only that field is cut;
+//   the cap fires, only that field is cut. The cap covers everything that produces the
+//   field's value: its resolver (synchronous or asynchronous), pending values (Data::pending)
+//   and list items, and the fields below it, each cut at its own path. A producer that
+//   ignores cancellation and returns a value anyway keeps it (it may have had effects);
+// - a resolver's unexpected exception is masked as the schema's ErrorMasking says, and
+//   reported to the recorder (`internal_error`) with its real message;
 // - at most `max_stop_errors` stop errors are listed; the rest are summarised in one error
 //   ("... and N more fields were stopped"), so a list of 10,000 cut items yields a bounded
 //   response;
@@ -81,6 +86,11 @@ class ExecutionRecorder {
   // (zero for a field that was never started).
   virtual void field_stopped(std::string_view operation, std::string_view path, StopReason reason,
                              Duration overshoot) = 0;
+  // An unexpected error (see ErrorMasking in schema.hpp) at `path` ("" for a subscription's
+  // source stream), with the exception's own `message`, which the client may not have seen:
+  // for the server's log. `request_id` is the operation context's.
+  virtual void internal_error(std::string_view /*operation*/, std::string_view /*path*/,
+                              std::string_view /*request_id*/, std::string_view /*message*/) {}
 };
 
 enum class StopPolicy {

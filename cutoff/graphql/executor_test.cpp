@@ -13,13 +13,17 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 #include <functional>
 #include <future>
 #include <thread>
 
+#include "cutoff/core/error.hpp"
+#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/sleep.hpp"
+#include "cutoff/testing/time_scale.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -112,7 +116,8 @@ TEST_F(Exec, ResolverErrorsCarryCodes) {
   EXPECT_EQ(r.data, R"({"a":null,"b":null,"c":"ok"})");
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0].code, "NOT_ALLOWED");
-  EXPECT_EQ(r.errors[1].message, "boom");
+  EXPECT_EQ(r.errors[1].message, "Internal server error");  // masked (ErrorMasking)
+  EXPECT_EQ(r.errors[1].code, "INTERNAL_SERVER_ERROR");
 }
 
 TEST_F(Exec, ArgumentsVariablesAndDirectives) {
@@ -280,7 +285,7 @@ TEST_F(Exec, CallbacksThatThrowWhileCompletingFailTheirField) {
   EXPECT_EQ(
       r.errors[0].to_json(),
       R"({"message":"cannot show money","locations":[{"line":1,"column":24}],"path":["m"],"extensions":{"code":"BAD_MONEY"}})");
-  EXPECT_EQ(r.errors[1].message, "no type");
+  EXPECT_EQ(r.errors[1].message, "Internal server error");
 }
 
 // A synchronous resolver may resume a suspended asynchronous one inline (here by dispatching
@@ -466,6 +471,224 @@ TEST_F(Deadlines, MutationFieldsRunSeriallyAndACutLeavesLaterOnesUnstarted) {
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
   EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+}
+
+// @budget on every way a value is produced: each test's value would take 2 s or more; the
+// cap is 50 ms, so an answer well under a second proves the cap cut it.
+class Budgets : public Exec {
+ protected:
+  void SetUp() override {
+    Build(R"(type Query { asyncCapped: Int @budget(ms: 50) pendingCapped: Int @budget(ms: 50)
+                          itemsCapped: [Int] @budget(ms: 50) syncCapped: Obj @budget(ms: 50)
+                          uncappedPending: Int fast: Int }
+             type Obj { slow: Int pending: Int remainingMs: Int })");
+    schema_->resolve_async("Query", "asyncCapped", [](FieldContext&) -> asio::awaitable<Data> {
+      co_await Sleep(2s);
+      co_return Data::from(1);
+    });
+    schema_->resolve("Query", "pendingCapped", [](FieldContext&) { return Slow(2s, 2); });
+    schema_->resolve("Query", "itemsCapped", [](FieldContext&) {
+      return Data::list({Data::from(1), Slow(5ms, 2), Slow(2s, 3), Slow(10ms, 4)});
+    });
+    schema_->resolve("Query", "uncappedPending", [](FieldContext&) { return Slow(20ms, 5); });
+    schema_->resolve("Query", "syncCapped", [](FieldContext& f) {
+      // The resolver itself runs under the cap.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(f.ctx.remaining());
+      return Data::json_value(boost::json::object{{"remainingMs", left.count()}});
+    });
+    schema_->resolve("Query", "fast", [](FieldContext&) { return Data::from(7); });
+    schema_->resolve_async("Obj", "slow", [](FieldContext&) -> asio::awaitable<Data> {
+      co_await Sleep(2s);
+      co_return Data::from(6);
+    });
+    schema_->resolve("Obj", "pending", [](FieldContext&) { return Slow(2s, 7); });
+  }
+
+  static Data Slow(std::chrono::milliseconds after, int v) {
+    return Data::pending([after, v]() -> asio::awaitable<Data> {
+      co_await Sleep(after);
+      co_return Data::from(v);
+    });
+  }
+
+  // Runs `query` with a generous operation deadline: only the caps can explain a fast answer.
+  Response Timed(const std::string& query, std::chrono::steady_clock::duration* took) {
+    const auto start = std::chrono::steady_clock::now();
+    Response r = Run(query, "{}", Context().with_timeout(10s));
+    *took = std::chrono::steady_clock::now() - start;
+    return r;
+  }
+};
+
+TEST_F(Budgets, CapAnAsynchronousResolver) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ asyncCapped fast }", &took);
+  EXPECT_EQ(r.data, R"({"asyncCapped":null,"fast":7})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+}
+
+TEST_F(Budgets, CapAPendingValue) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ pendingCapped uncappedPending fast }", &took);
+  EXPECT_EQ(r.data, R"({"pendingCapped":null,"uncappedPending":5,"fast":7})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[0].path, (std::vector<PathSegment>{"pendingCapped"}));
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+}
+
+TEST_F(Budgets, CapPendingListItemsEachAtItsPath) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ itemsCapped }", &took);
+  EXPECT_EQ(r.data, R"({"itemsCapped":[1,2,null,4]})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[0].path, (std::vector<PathSegment>{"itemsCapped", std::int64_t{2}}));
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+}
+
+TEST_F(Budgets, CapASynchronousResolverAndEverythingBelowIt) {
+  std::chrono::steady_clock::duration took;
+  Response r = Timed("{ syncCapped { remainingMs slow pending } fast }", &took);
+  ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+  boost::json::value data = boost::json::parse(r.data);
+  EXPECT_LE(data.at("syncCapped").at("remainingMs").as_int64(), 50);
+  EXPECT_TRUE(data.at("syncCapped").at("slow").is_null());
+  EXPECT_TRUE(data.at("syncCapped").at("pending").is_null());
+  EXPECT_EQ(data.at("fast").as_int64(), 7);
+}
+
+// The fixture engine (`cutoff graphql exec/serve`) produces delays as pending values; the
+// budget that introspection advertises is the one that cuts them.
+TEST_F(Exec, FixtureDelaysAreCutByTheBudgetIntrospectionShows) {
+  Build("type Query { slow: Int @budget(ms: 100) other: Int }");
+  install_fixture_resolvers(*schema_);
+  Response shown = Run(R"({ __type(name: "Query") { fields { name description } } })");
+  EXPECT_NE(shown.data.find("this field is cut after 100 ms."), std::string::npos) << shown.data;
+  EXPECT_EQ(schema_->query_type()->find_field("slow")->budget, std::chrono::milliseconds(100));
+
+  ParseResult parsed = parse("{ slow other }");
+  boost::json::value fixture = boost::json::parse(R"({"slow": {"$delay_ms": 2000, "$value": 1}, "other": 2})");
+  Request req;
+  req.document = parsed.document.get();
+  req.root_value = Data::json(&fixture);
+  const auto start = std::chrono::steady_clock::now();
+  Response r = cutoff::testing::RunSync(
+      [&]() -> asio::awaitable<Response> { co_return co_await execute(*schema_, req, Context()); });
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.data, R"({"slow":null,"other":2})");
+  ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_GE(took, 90ms);
+  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+}
+
+// Unexpected errors: the client sees a generic message with the request id, the recorder
+// the real one; errors meant for clients keep their message and code.
+class Masking : public Exec {
+ protected:
+  class Log : public ExecutionRecorder {
+   public:
+    void field_stopped(std::string_view, std::string_view, StopReason, Duration) override {}
+    void internal_error(std::string_view operation, std::string_view path, std::string_view request_id,
+                        std::string_view message) override {
+      lines.push_back(std::string(operation) + " " + std::string(path) + " " + std::string(request_id) + " " +
+                      std::string(message));
+    }
+    std::vector<std::string> lines;
+  };
+
+  void SetUp() override {
+    Build("type Query { sync: Int async: Int pending: [Int] field: Int public: Int internal: Int u: U } "
+          "union U = X type X { n: Int }");
+    schema_->resolve("Query", "sync", [](FieldContext&) -> Data {
+      throw std::runtime_error("connect failed: password=hunter2");
+    });
+    schema_->resolve_async("Query", "async", [](FieldContext&) -> asio::awaitable<Data> {
+      co_await Sleep(1ms);
+      throw std::runtime_error("async secret");
+    });
+    schema_->resolve("Query", "pending", [](FieldContext&) {
+      return Data::list({Data::from(1), Data::pending([]() -> asio::awaitable<Data> {
+                           co_await Sleep(1ms);
+                           throw std::logic_error("pending secret");
+                         })});
+    });
+    schema_->resolve("Query", "field", [](FieldContext&) -> Data { throw FieldError("no stock", "NO_STOCK"); });
+    schema_->resolve("Query", "public", [](FieldContext&) -> Data {
+      throw cutoff::Error(ErrorCode::overloaded, "the stock service is busy");
+    });
+    schema_->resolve("Query", "internal", [](FieldContext&) -> Data {
+      throw cutoff::Error(ErrorCode::internal, "duplicate key (email)=(a@example.com)");
+    });
+    schema_->resolve("Query", "u", [](FieldContext&) { return Data::from(1); });
+    schema_->type_resolver("U", [](const Data&, const Schema&) -> const Type* { throw 42; });
+  }
+
+  Response Masked(const std::string& query, Log* log) {
+    ExecutionOptions options;
+    options.recorder = log;
+    return Run(query, "{}", Context().with_request_id("req-7"), "{}", options);
+  }
+};
+
+TEST_F(Masking, UnexpectedErrorsShowAGenericMessageWithTheRequestId) {
+  Log log;
+  Response r = Masked("query Q { sync async pending u { ... on X { n } } }", &log);
+  EXPECT_EQ(r.data, R"({"sync":null,"async":null,"pending":[1,null],"u":null})");
+  ASSERT_EQ(r.errors.size(), 4u) << r.to_json();
+  for (const GraphQLError& e : r.errors) {
+    EXPECT_EQ(e.message, "Internal server error (request id: req-7)");
+    EXPECT_EQ(e.code, "INTERNAL_SERVER_ERROR");
+  }
+  const std::vector<PathSegment> item{"pending", std::int64_t{1}};  // a list item's error, at its path
+  EXPECT_TRUE(std::any_of(r.errors.begin(), r.errors.end(), [&](const GraphQLError& e) { return e.path == item; }));
+  const std::string text = r.to_json();
+  EXPECT_EQ(text.find("hunter2"), std::string::npos);
+  EXPECT_EQ(text.find("secret"), std::string::npos);
+  std::sort(log.lines.begin(), log.lines.end());
+  EXPECT_EQ(log.lines, (std::vector<std::string>{"Q async req-7 async secret",
+                                                 "Q pending.1 req-7 pending secret",
+                                                 "Q sync req-7 connect failed: password=hunter2",
+                                                 "Q u req-7 unknown exception"}));
+}
+
+TEST_F(Masking, PublicErrorsKeepTheirMessageAndCode) {
+  Log log;
+  Response r = Masked("{ field public internal }", &log);
+  ASSERT_EQ(r.errors.size(), 3u) << r.to_json();
+  EXPECT_EQ(r.errors[0].message, "no stock");
+  EXPECT_EQ(r.errors[0].code, "NO_STOCK");
+  EXPECT_EQ(r.errors[1].message, "the stock service is busy");
+  EXPECT_EQ(r.errors[1].code, "OVERLOADED");
+  // A cutoff::Error of code `internal` is an unclassified failure: masked, as the HTTP
+  // server masks it, keeping its code.
+  EXPECT_EQ(r.errors[2].message, "Internal server error (request id: req-7)");
+  EXPECT_EQ(r.errors[2].code, "INTERNAL_SERVER_ERROR");
+  EXPECT_EQ(log.lines, (std::vector<std::string>{" internal req-7 duplicate key (email)=(a@example.com)"}));
+}
+
+TEST_F(Masking, ConfiguredPerSchema) {
+  schema_->mask_errors({.enabled = true, .message = "Something went wrong"});
+  Response r = Masked("{ sync }", nullptr);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message, "Something went wrong (request id: req-7)");
+  // Without a request id, only the message.
+  r = Run("{ sync }");
+  EXPECT_EQ(r.errors.at(0).message, "Something went wrong");
+
+  schema_->mask_errors({.enabled = false});
+  Log log;
+  r = Masked("{ sync }", &log);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message, "connect failed: password=hunter2");
+  EXPECT_EQ(r.errors[0].code, "");
+  EXPECT_EQ(log.lines.size(), 1u);  // logged either way
 }
 
 class Recorder : public ExecutionRecorder {

@@ -3,16 +3,22 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 
 #include "cutoff/graphql/parser.hpp"
+#include "cutoff/graphql/values.hpp"
 
 namespace cutoff::graphql {
 
 namespace {
+
+// The longest @budget a field may declare. A cap is a per-field bound inside a request's own
+// budget; anything past an hour is a typo (seconds written as milliseconds twice over, say).
+constexpr long long kMaxBudgetMs = 60 * 60 * 1000;
 
 std::mutex g_wrap_mu;  // guards the lazily built wrapper types of every schema
 
@@ -426,6 +432,7 @@ class SchemaBuilder {
       def.args = InputValues(d.arguments);
       s_.directives_.push_back(std::move(def));
     }
+    AddImplicitCostDirectives();
 
     // 3. Members of each type, definitions then extensions in document order.
     for (const TypeDefinition& def : doc.types) {
@@ -449,15 +456,7 @@ class SchemaBuilder {
         Deprecation(fd.directives, f.deprecated, f.deprecation_reason);
         f.cost = CostWeight(fd.directives);
         f.list_size = ListSizeOf(fd.directives, f, t.name);
-        for (const Directive& d : fd.directives) {
-          if (d.name != "budget") continue;
-          for (const Argument& a : d.arguments)
-            if (a.name == "ms" && a.value.kind == Value::Kind::int_) {
-              long long ms = std::strtoll(std::string(a.value.raw).c_str(), nullptr, 10);
-              if (ms > 0) f.budget = std::chrono::milliseconds(ms);
-              else Error("@budget(ms:) must be positive.", a.loc);
-            }
-        }
+        f.budget = Budget(fd.directives);
         if (f.type && !f.type->is_output())
           Error("The type of " + t.name + "." + f.name + " must be Output Type but got: " + f.type->display() + ".",
                 fd.loc);
@@ -495,6 +494,10 @@ class SchemaBuilder {
           for (const Argument& a : d.arguments)
             if (a.name == "url") t.specified_by_url = a.value.string;
     }
+
+    // Directive arguments are checked once every type has its members (an enum argument's
+    // values, an input object's fields).
+    CheckDirectiveUses(doc);
 
     // 4. Interface implementations: objects and interfaces listed as possible types.
     for (auto& t : s_.types_) {
@@ -569,6 +572,12 @@ class SchemaBuilder {
     if (loc.line) e.locations.push_back(loc);
     errors.push_back(std::move(e));
   }
+  void ErrorAt(std::string message, std::vector<Location> locations) {
+    GraphQLError e;
+    e.message = std::move(message);
+    e.locations = std::move(locations);
+    errors.push_back(std::move(e));
+  }
 
   const Type* Resolve(const TypeRef& ref) {
     const Type* t = s_.type_from_ref(ref);
@@ -624,7 +633,6 @@ class SchemaBuilder {
         }
         return w;
       }
-      Error("@cost needs a weight.", d.loc);
     }
     return std::nullopt;
   }
@@ -633,35 +641,25 @@ class SchemaBuilder {
     for (const Directive& d : ds) {
       if (d.name != "listSize") continue;
       ListSize size;
+      // Argument names and types were checked with the other directive uses
+      // (CheckDirectiveUses); what is left is what the types cannot say.
       auto strings = [&](const Argument& a, std::vector<std::string>& out) {
-        if (a.value.kind == Value::Kind::string) {
-          out.push_back(a.value.string);
-          return;
-        }
-        if (a.value.kind != Value::Kind::list) {
-          Error("@listSize(" + std::string(a.name) + ":) must be a list of strings.", a.loc);
-          return;
-        }
-        for (const Value& v : a.value.list) {
+        if (a.value.kind == Value::Kind::string) out.push_back(a.value.string);  // a list of one
+        for (const Value& v : a.value.list)
           if (v.kind == Value::Kind::string) out.push_back(v.string);
-          else Error("@listSize(" + std::string(a.name) + ":) must be a list of strings.", v.loc);
-        }
       };
       for (const Argument& a : d.arguments) {
         if (a.name == "assumedSize") {
           if (a.value.kind == Value::Kind::int_ && a.value.raw.front() != '-')
             size.assumed_size = std::strtod(std::string(a.value.raw).c_str(), nullptr);
-          else if (a.value.kind != Value::Kind::null)
-            Error("@listSize(assumedSize:) must be a non-negative Int.", a.loc);
+          else if (a.value.kind == Value::Kind::int_)
+            Error("@listSize(assumedSize:) must be a non-negative Int.", a.value.loc);
         } else if (a.name == "slicingArguments") {
           strings(a, size.slicing_arguments);
         } else if (a.name == "sizedFields") {
           strings(a, size.sized_fields);
         } else if (a.name == "requireOneSlicingArgument") {
           if (a.value.kind == Value::Kind::boolean) size.require_one_slicing_argument = a.value.boolean;
-          else Error("@listSize(requireOneSlicingArgument:) must be a Boolean.", a.loc);
-        } else {
-          Error("Unknown argument \"" + std::string(a.name) + "\" on directive \"@listSize\".", a.loc);
         }
       }
       for (const std::string& name : size.slicing_arguments) {
@@ -675,6 +673,162 @@ class SchemaBuilder {
       return size;
     }
     return std::nullopt;
+  }
+
+  // @budget(ms: N): the cap the executor applies and introspection shows. Its type (Int!) was
+  // checked with the other directive uses; the range is checked here.
+  std::optional<std::chrono::milliseconds> Budget(const std::vector<Directive>& ds) {
+    for (const Directive& d : ds) {
+      if (d.name != "budget") continue;
+      for (const Argument& a : d.arguments) {
+        if (a.name != "ms" || a.value.kind != Value::Kind::int_) continue;
+        long long ms = 0;
+        const auto r = std::from_chars(a.value.raw.data(), a.value.raw.data() + a.value.raw.size(), ms);
+        if (r.ec != std::errc() || ms > INT32_MAX) continue;  // not an Int: reported as such
+        if (ms <= 0) {
+          Error("@budget(ms:) must be positive.", a.value.loc);
+        } else if (ms > kMaxBudgetMs) {
+          Error("@budget(ms:) must be at most " + std::to_string(kMaxBudgetMs) +
+                    " (one hour): a per-field cap longer than that is a mistake, not a budget.",
+                a.value.loc);
+        } else {
+          return std::chrono::milliseconds(ms);
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The cost specification's directives, known whether or not the schema declares them
+  // (schemas written for other servers use them without declaring them). A schema that
+  // declares them is checked against its own declaration instead.
+  void AddImplicitCostDirectives() {
+    auto arg = [&](const char* name, const Type* type, std::optional<boost::json::value> default_value = {}) {
+      InputValue v;
+      v.name = name;
+      v.type = type;
+      v.default_value = std::move(default_value);
+      return v;
+    };
+    const Type* string_type = s_.find_type("String");
+    const Type* strings = s_.list_of(s_.non_null(string_type));
+    if (!s_.find_directive("cost")) {
+      DirectiveDef cost;
+      cost.name = "cost";
+      // The specification types the weight as a String; other servers write an Int or a
+      // Float. CostWeight accepts all three, so its type is not checked here.
+      cost.args.push_back(arg("weight", s_.non_null(string_type)));
+      cost.locations = {"ARGUMENT_DEFINITION", "ENUM", "FIELD_DEFINITION", "INPUT_FIELD_DEFINITION", "OBJECT",
+                        "SCALAR"};
+      implicit_.push_back(std::move(cost));
+    }
+    if (!s_.find_directive("listSize")) {
+      DirectiveDef list_size;
+      list_size.name = "listSize";
+      list_size.args.push_back(arg("assumedSize", s_.find_type("Int")));
+      list_size.args.push_back(arg("slicingArguments", strings));
+      list_size.args.push_back(arg("sizedFields", strings));
+      list_size.args.push_back(arg("requireOneSlicingArgument", s_.find_type("Boolean"), boost::json::value(true)));
+      list_size.locations = {"FIELD_DEFINITION"};
+      implicit_.push_back(std::move(list_size));
+    }
+  }
+
+  const DirectiveDef* FindDirective(std::string_view name) const {
+    if (const DirectiveDef* d = s_.find_directive(name)) return d;
+    for (const DirectiveDef& d : implicit_)
+      if (d.name == name) return &d;
+    return nullptr;
+  }
+
+  // The type-system rules for directives (spec 3.13, as graphql-js's SDL rules check them):
+  // every directive used is defined and allowed where it is used, is used once per location
+  // unless repeatable (a type and its extensions are one location, as are the schema and its
+  // extensions), and has known, unique, required and well-typed arguments.
+  void CheckDirectiveUses(const Document& doc) {
+    Seen schema_seen;
+    for (const SchemaDefinition& sd : doc.schemas) CheckUses(sd.directives, "SCHEMA", &schema_seen);
+    std::unordered_map<std::string_view, Seen> type_seen;
+    for (const TypeDefinition& def : doc.types) {
+      CheckUses(def.directives, LocationOf(def.kind), &type_seen[def.name]);
+      for (const FieldDefinition& fd : def.fields) {
+        CheckUses(fd.directives, "FIELD_DEFINITION");
+        for (const InputValueDefinition& a : fd.arguments) CheckUses(a.directives, "ARGUMENT_DEFINITION");
+      }
+      for (const InputValueDefinition& iv : def.input_fields) CheckUses(iv.directives, "INPUT_FIELD_DEFINITION");
+      for (const EnumValueDefinition& v : def.values) CheckUses(v.directives, "ENUM_VALUE");
+    }
+    for (const DirectiveDefinition& d : doc.directives)
+      for (const InputValueDefinition& a : d.arguments) CheckUses(a.directives, "ARGUMENT_DEFINITION");
+  }
+
+  using Seen = std::unordered_map<std::string_view, Location>;  // directive name → first use
+
+  static std::string_view LocationOf(TypeDefinition::Kind k) {
+    switch (k) {
+      case TypeDefinition::Kind::scalar: return "SCALAR";
+      case TypeDefinition::Kind::object: return "OBJECT";
+      case TypeDefinition::Kind::interface: return "INTERFACE";
+      case TypeDefinition::Kind::union_: return "UNION";
+      case TypeDefinition::Kind::enum_: return "ENUM";
+      case TypeDefinition::Kind::input_object: return "INPUT_OBJECT";
+    }
+    return "OBJECT";
+  }
+
+  void CheckUses(const std::vector<Directive>& ds, std::string_view location, Seen* seen = nullptr) {
+    if (ds.empty()) return;
+    Seen local;
+    if (!seen) seen = &local;
+    for (const Directive& d : ds) {
+      const std::string at = "\"@" + std::string(d.name) + "\"";
+      const DirectiveDef* def = FindDirective(d.name);
+      if (!def) {
+        Error("Unknown directive " + at + ".", d.loc);
+        continue;
+      }
+      if (std::find(def->locations.begin(), def->locations.end(), location) == def->locations.end())
+        Error("Directive " + at + " may not be used on " + std::string(location) + ".", d.loc);
+      if (!def->repeatable) {
+        auto [first, inserted] = seen->try_emplace(d.name, d.loc);
+        if (!inserted)
+          ErrorAt("The directive " + at + " can only be used once at this location.", {first->second, d.loc});
+      }
+      const bool implicit_cost = def->name == "cost" && !s_.find_directive("cost");
+      for (std::size_t i = 0; i < d.arguments.size(); ++i) {
+        const Argument& a = d.arguments[i];
+        bool repeated = false;
+        for (std::size_t j = 0; j < i; ++j) {
+          if (d.arguments[j].name != a.name) continue;
+          ErrorAt("There can be only one argument named \"" + std::string(a.name) + "\".", {d.arguments[j].loc, a.loc});
+          repeated = true;
+          break;
+        }
+        if (repeated) continue;
+        const InputValue* arg = def->find_arg(a.name);
+        if (!arg) {
+          Error("Unknown argument \"" + std::string(a.name) + "\" on directive " + at + ".", a.loc);
+          continue;
+        }
+        if (!arg->type || implicit_cost) continue;  // an unknown type is reported where it is declared
+        std::string error;
+        static const boost::json::object kNoVariables;
+        if (!coerce_literal(a.value, *arg->type, kNoVariables, &error))
+          Error(error.empty() ? "Expected value of type \"" + arg->type->display() + "\", found " +
+                                    print_literal(a.value) + "."
+                              : error,
+                a.value.loc);
+      }
+      for (const InputValue& arg : def->args) {
+        if (!arg.type || !arg.type->is_non_null() || arg.default_value) continue;
+        const bool given = std::any_of(d.arguments.begin(), d.arguments.end(),
+                                       [&](const Argument& a) { return a.name == arg.name; });
+        if (!given)
+          Error("Directive " + at + " argument \"" + arg.name + "\" of type \"" + arg.type->display() +
+                    "\" is required, but it was not provided.",
+                d.loc);
+      }
+    }
   }
 
   void CheckImplementations(const Type& t) {
@@ -694,6 +848,7 @@ class SchemaBuilder {
   }
 
   Schema& s_;
+  std::vector<DirectiveDef> implicit_;  // @cost and @listSize when the schema does not declare them
 };
 
 void Schema::SizeIntrospectionLists() {
@@ -726,13 +881,16 @@ void Schema::SizeIntrospectionLists() {
 SchemaResult Schema::from_sdl(std::string sdl) {
   SchemaResult result;
   ParseResult parsed = parse(std::string(kPrelude) + "\n" + sdl);
-  if (!parsed.ok()) {
-    // Report the location within the caller's SDL, not the prelude.
-    GraphQLError e = *parsed.error;
-    const std::uint32_t prelude_lines =
-        static_cast<std::uint32_t>(std::count(kPrelude, kPrelude + std::char_traits<char>::length(kPrelude), '\n')) + 1;
+  // Errors are located within the caller's SDL, not the prelude before it.
+  const std::uint32_t prelude_lines =
+      static_cast<std::uint32_t>(std::count(kPrelude, kPrelude + std::char_traits<char>::length(kPrelude), '\n')) + 1;
+  auto relocate = [&](GraphQLError& e) {
     for (auto& l : e.locations)
       if (l.line > prelude_lines) l.line -= prelude_lines;
+  };
+  if (!parsed.ok()) {
+    GraphQLError e = *parsed.error;
+    relocate(e);
     result.errors.push_back(std::move(e));
     return result;
   }
@@ -744,6 +902,7 @@ SchemaResult Schema::from_sdl(std::string sdl) {
   SchemaBuilder builder(*schema);
   builder.Build(*parsed.document);
   if (!builder.errors.empty()) {
+    for (GraphQLError& e : builder.errors) relocate(e);
     result.errors = std::move(builder.errors);
     return result;
   }

@@ -21,9 +21,9 @@
 // parent (absent: null). Abstract types resolve from an object's `__typename` member (JSON),
 // its Data::Object type name, or a callback set with `type_resolver`. Custom scalars pass
 // values through unless a codec is set with `scalar`. `@budget(ms: N)` on a field definition
-// caps that field's time: it runs under min(remaining, N ms). A field of the subscription
-// root type gets its events from a source resolver set with `subscribe` (event_stream.hpp);
-// its ordinary resolver, if any, maps each event to the field's value.
+// caps that field's time: it runs under min(remaining, N ms), 1 <= N <= 3,600,000. A field of
+// the subscription root type gets its events from a source resolver set with `subscribe`
+// (event_stream.hpp); its ordinary resolver, if any, maps each event to the field's value.
 //
 // The cost directives of the GraphQL cost specification are read from the SDL, declared or
 // not, so schemas written for other servers keep their weights: `@cost(weight: N)` on field
@@ -31,6 +31,11 @@
 // slicingArguments:, sizedFields:, requireOneSlicingArgument:)` on list fields. The executor
 // uses them for its cost limit (operation_limits.hpp). The introspection types get the list
 // sizes of the schema itself (`__Schema.types` is as long as the schema has types).
+//
+// Directives used in the SDL are checked by the spec's type-system rules (known, at an allowed
+// location, not repeated unless repeatable, known, unique, required and well-typed arguments):
+// a violation is a schema error at its line and column, so a misspelt @budget never silently
+// drops a cap. Unexpected resolver errors are masked (ErrorMasking, `mask_errors`).
 //
 // Resolvers must be registered before the schema is used by an executor; a Schema is then
 // read-only and may be shared by concurrent executions.
@@ -80,8 +85,10 @@ struct FieldContext {
   std::string arg_string(std::string_view name) const;  // "" when absent or not a string
 };
 
-// A resolver's field error with an optional extensions.code. Any other exception becomes a
-// field error too: cutoff::Error with its taxonomy code, std::exception with its what().
+// A resolver's field error with an optional extensions.code: its message is meant for the
+// client. Any other exception becomes a field error too: a cutoff::Error with its message and
+// taxonomy code (except code `internal`), anything else as an unexpected error, which the
+// schema's ErrorMasking hides from clients.
 struct FieldError : std::exception {
   FieldError(std::string message, std::string code = {}) : message(std::move(message)), code(std::move(code)) {}
   const char* what() const noexcept override { return message.c_str(); }
@@ -202,6 +209,20 @@ struct DirectiveDef {
   const InputValue* find_arg(std::string_view name) const;
 };
 
+// What clients see of an unexpected error: an exception thrown by a resolver, a type
+// resolver, a scalar codec or a source stream that is neither a FieldError nor a
+// cutoff::Error with a public code (every code but `internal`). Such messages carry whatever
+// the code that threw put in them (a connection string, a query, a file name), so by
+// default the client gets `message` with the request id (Context's request values), and
+// extensions.code INTERNAL_SERVER_ERROR; the exception's own message goes to the
+// ExecutionRecorder (`internal_error`), which the HTTP transport writes to the server's log
+// with the same request id.
+struct ErrorMasking {
+  // Off: unexpected errors are shown as thrown (a development server, a local tool).
+  bool enabled = true;
+  std::string message = "Internal server error";
+};
+
 class Schema;
 struct SchemaResult {
   std::unique_ptr<Schema> schema;
@@ -237,6 +258,13 @@ class Schema {
     return *this;
   }
   std::optional<std::chrono::milliseconds> operation_budget() const noexcept { return operation_budget_; }
+
+  // How unexpected errors reach clients (masked by default). Call before the schema is shared.
+  Schema& mask_errors(ErrorMasking masking) {
+    masking_ = std::move(masking);
+    return *this;
+  }
+  const ErrorMasking& error_masking() const noexcept { return masking_; }
 
   // The wrapper types, interned: the same pointer for the same wrapped type.
   const Type* list_of(const Type* t) const;
@@ -277,6 +305,7 @@ class Schema {
   std::vector<DirectiveDef> directives_;
   std::string description_;
   std::optional<std::chrono::milliseconds> operation_budget_;
+  ErrorMasking masking_;
   const Type* query_ = nullptr;
   const Type* mutation_ = nullptr;
   const Type* subscription_ = nullptr;

@@ -78,6 +78,126 @@ TEST(Schema, ReportsErrors) {
   EXPECT_EQ(bad.errors[0].locations[0].line, 3u);  // in the caller's SDL, not the prelude
 }
 
+// The messages and locations of every error `sdl` gets.
+std::vector<std::string> ErrorsOf(const std::string& sdl) {
+  SchemaResult r = Schema::from_sdl(sdl);
+  EXPECT_FALSE(r.ok()) << sdl;
+  std::vector<std::string> out;
+  for (const GraphQLError& e : r.errors) {
+    std::string line = e.message;
+    for (const Location& l : e.locations) line += " @" + std::to_string(l.line) + ":" + std::to_string(l.column);
+    out.push_back(line);
+  }
+  return out;
+}
+
+using Errors = std::vector<std::string>;
+
+TEST(SchemaDirectives, MalformedBudgetsAreErrorsNotMissingBudgets) {
+  EXPECT_EQ(ErrorsOf("type Query {\n  a: Int @budget(msec: 3)\n}"),
+            (Errors{"Unknown argument \"msec\" on directive \"@budget\". @2:18",
+                    "Directive \"@budget\" argument \"ms\" of type \"Int!\" is required, but it was not provided. @2:10"}));
+  EXPECT_EQ(ErrorsOf("type Query {\n  a: Int @budget(ms: \"x\")\n}"),
+            (Errors{"Int cannot represent non-integer value: \"x\" @2:22"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget }"),
+            (Errors{"Directive \"@budget\" argument \"ms\" of type \"Int!\" is required, but it was not provided. @1:21"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget(ms: null) }"),
+            (Errors{"Expected non-nullable type \"Int!\" not to be null. @1:33"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget(ms: 1.5) }"),
+            (Errors{"Int cannot represent non-integer value: 1.5 @1:33"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget(ms: -5) }"), (Errors{"@budget(ms:) must be positive. @1:33"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget(ms: 3600001) }"),
+            (Errors{"@budget(ms:) must be at most 3600000 (one hour): a per-field cap longer than that is a "
+                    "mistake, not a budget. @1:33"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget(ms: 99999999999) }"),
+            (Errors{"Int cannot represent non 32-bit signed integer value: 99999999999 @1:33"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget(ms: 5, ms: 6) }"),
+            (Errors{"There can be only one argument named \"ms\". @1:29 @1:36"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @budget(ms: 5) @budget(ms: 6) }"),
+            (Errors{"The directive \"@budget\" can only be used once at this location. @1:21 @1:36"}));
+  EXPECT_EQ(ErrorsOf("type Query @budget(ms: 5) { a: Int }"),
+            (Errors{"Directive \"@budget\" may not be used on OBJECT. @1:12"}));
+  EXPECT_EQ(ErrorsOf("type Query { a(x: Int @budget(ms: 5)): Int }"),
+            (Errors{"Directive \"@budget\" may not be used on ARGUMENT_DEFINITION. @1:23"}));
+  // The largest budget accepted is the one applied.
+  SchemaResult ok = Schema::from_sdl("type Query { a: Int @budget(ms: 3600000) }");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok.schema->query_type()->find_field("a")->budget, std::chrono::milliseconds(3600000));
+}
+
+TEST(SchemaDirectives, UnknownDirectivesAndArgumentsAreErrorsAtEveryLocation) {
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @nope }"), (Errors{"Unknown directive \"@nope\". @1:21"}));
+  EXPECT_EQ(ErrorsOf("schema @nope { query: Query } type Query { a: Int }"), (Errors{"Unknown directive \"@nope\". @1:8"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: E } enum E @nope { X @nope }"),
+            (Errors{"Unknown directive \"@nope\". @1:28", "Unknown directive \"@nope\". @1:38"}));
+  EXPECT_EQ(ErrorsOf("type Query { a(x: In @nope): Int } input In { y: Int @nope }"),
+            (Errors{"Unknown directive \"@nope\". @1:22", "Unknown directive \"@nope\". @1:54"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int }\nextend type Query @nope"), (Errors{"Unknown directive \"@nope\". @2:19"}));
+  EXPECT_EQ(ErrorsOf("directive @d(x: Int @nope) on FIELD\ntype Query { a: Int }"),
+            (Errors{"Unknown directive \"@nope\". @1:21"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @deprecated(reason: 5) }"),
+            (Errors{"String cannot represent a non string value: 5 @1:41"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int }\nscalar D @specifiedBy(uri: \"x\")"),
+            (Errors{"Unknown argument \"uri\" on directive \"@specifiedBy\". @2:23",
+                    "Directive \"@specifiedBy\" argument \"url\" of type \"String!\" is required, but it was not "
+                    "provided. @2:10"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @skip(if: true) }"),
+            (Errors{"Directive \"@skip\" may not be used on FIELD_DEFINITION. @1:21"}));
+  // Declared directives: their own arguments, locations and repeatability.
+  EXPECT_EQ(ErrorsOf("directive @tag(name: String!) on OBJECT\ntype Query @tag(name: \"a\") { a: Int }\n"
+                     "extend type Query @tag(name: \"b\")"),
+            (Errors{"The directive \"@tag\" can only be used once at this location. @2:12 @3:19"}));
+  EXPECT_TRUE(Schema::from_sdl("directive @tag(name: String!) repeatable on OBJECT | FIELD_DEFINITION\n"
+                               "type Query @tag(name: \"a\") { a: Int @tag(name: \"x\") @tag(name: \"y\") }\n"
+                               "extend type Query @tag(name: \"b\")")
+                  .ok());
+  EXPECT_EQ(ErrorsOf("directive @mode(m: Mode = FAST) on FIELD_DEFINITION\nenum Mode { FAST SLOW }\n"
+                     "type Query { a: Int @mode(m: QUICK) b: Int @mode c: Int @mode(m: SLOW) }"),
+            (Errors{"Value \"QUICK\" does not exist in \"Mode\" enum. @3:30"}));
+}
+
+TEST(SchemaDirectives, CostDirectivesAreKnownWhetherOrNotDeclared) {
+  // Undeclared: the cost specification's arguments and locations.
+  SchemaResult r = Schema::from_sdl(R"(
+    type Query { a(first: Int @cost(weight: "2")): [Int] @listSize(slicingArguments: "first") @cost(weight: 3) }
+    type T @cost(weight: 1.5) { x: Int }
+    input In { y: Int @cost(weight: 1) }
+    enum E @cost(weight: 1) { V }
+    scalar S @cost(weight: 1)
+  )");
+  ASSERT_TRUE(r.ok()) << r.errors[0].message;
+  EXPECT_EQ(r.schema->find_directive("cost"), nullptr);  // not added to what introspection lists
+  EXPECT_EQ(ErrorsOf("type Query { a: I } interface I @cost(weight: 1) { x: Int }"),
+            (Errors{"Directive \"@cost\" may not be used on INTERFACE. @1:33"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int @cost }"),
+            (Errors{"Directive \"@cost\" argument \"weight\" of type \"String!\" is required, but it was not "
+                    "provided. @1:21"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: [Int] @listSize(assumedSize: 2, limit: 3) }"),
+            (Errors{"Unknown argument \"limit\" on directive \"@listSize\". @1:49"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: [Int] @listSize(sizedFields: 3) }"),
+            (Errors{"String cannot represent a non string value: 3 @1:46"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: [Int] @listSize(requireOneSlicingArgument: 1) }"),
+            (Errors{"Boolean cannot represent a non boolean value: 1 @1:60"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: [Int] @listSize(assumedSize: -1) }"),
+            (Errors{"@listSize(assumedSize:) must be a non-negative Int. @1:46"}));
+  EXPECT_EQ(ErrorsOf("enum E @listSize(assumedSize: 1) { V } type Query { a: E }"),
+            (Errors{"Directive \"@listSize\" may not be used on ENUM. @1:8"}));
+  // Declared by the schema (as the cost specification writes them): checked against that.
+  SchemaResult declared = Schema::from_sdl(R"(
+    directive @cost(weight: String!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
+    directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!],
+                        requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
+    type Query { a(first: Int): [Int] @listSize(slicingArguments: ["first"]) @cost(weight: "2") }
+  )");
+  ASSERT_TRUE(declared.ok()) << declared.errors[0].message;
+  EXPECT_EQ(declared.schema->query_type()->find_field("a")->cost, 2.0);
+  EXPECT_NE(declared.schema->find_directive("cost"), nullptr);
+  EXPECT_EQ(ErrorsOf("directive @cost(weight: Int!) on FIELD_DEFINITION\ntype Query { a: Int @cost(weight: 2) }\n"
+                     "type T @cost(weight: 1) { x: Int }")
+                .at(0),
+            "Directive \"@cost\" may not be used on OBJECT. @3:8");
+}
+
 TEST(Schema, RegistersResolvers) {
   SchemaResult r = Schema::from_sdl(kSdl);
   ASSERT_TRUE(r.ok());

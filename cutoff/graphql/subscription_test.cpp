@@ -427,6 +427,28 @@ TEST_F(Subs, AsioCancellationOfTheCallerEndsTheSubscription) {
 
 // ---- the fixture -----------------------------------------------------------------------------------
 
+TEST_F(Subs, UnexpectedSourceAndStreamErrorsAreMasked) {
+  schema_->subscribe("Subscription", "ticks", [](FieldContext&) -> asio::awaitable<std::unique_ptr<EventStream>> {
+    co_return std::make_unique<ListEventStream>(std::vector<Data>{JsonEvent(R"({"n": 1})")}, Duration::zero(),
+                                                std::make_exception_ptr(std::runtime_error("feed password=x")));
+  });
+  schema_->subscribe("Subscription", "numbers", [](FieldContext&) -> asio::awaitable<std::unique_ptr<EventStream>> {
+    throw std::runtime_error("source password=y");
+    co_return nullptr;
+  });
+  Drained d = Drain("subscription { ticks { n } }", Context().with_request_id("req-9"));
+  ASSERT_EQ(d.responses.size(), 1u);
+  EXPECT_EQ(d.end, Subscription::End::failed);
+  ASSERT_EQ(d.failure.errors.size(), 1u);
+  EXPECT_EQ(d.failure.errors[0].message, "Internal server error (request id: req-9)");
+  EXPECT_EQ(d.failure.errors[0].code, "INTERNAL_SERVER_ERROR");
+
+  d = Drain("subscription { numbers }", Context().with_request_id("req-10"));
+  EXPECT_FALSE(d.started);
+  ASSERT_EQ(d.start_errors.errors.size(), 1u);
+  EXPECT_EQ(d.start_errors.errors[0].message, "Internal server error (request id: req-10)");
+}
+
 class FixtureSubs : public ::testing::Test {
  protected:
   Drained Drain(const char* fixture_text, const std::string& query, SubscribeOptions options) {
@@ -479,6 +501,18 @@ TEST_F(FixtureSubs, EventsWithMarkersResolvedWhenEachEventExecutes) {
   EXPECT_EQ(d.responses[3].to_json(), R"({"data":{"ticks":{"n":4,"label":"d"}}})");
   EXPECT_GE(d.at[3], 150ms * s - 5ms);  // event 4 was due at 3 intervals
   EXPECT_EQ(d.end, Subscription::End::completed);
+}
+
+TEST_F(FixtureSubs, BudgetCapsAPendingValueInsideAnEvent) {
+  SubscribeOptions options;
+  options.event_budget = 10s;
+  Drained d = Drain(R"({"ticks": {"$events": [{"n": 1, "capped": {"$delay_ms": 10000, "$value": 2}}]}})",
+                    "subscription { ticks { n capped } }", options);
+  ASSERT_EQ(d.responses.size(), 1u);
+  EXPECT_EQ(d.responses[0].data, R"({"ticks":{"n":1,"capped":null}})");
+  ASSERT_EQ(d.responses[0].errors.size(), 1u);
+  EXPECT_EQ(d.responses[0].errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_LT(d.at[0], 1s * TimeScale());  // @budget(ms: 50), not the 10 s event budget
 }
 
 TEST_F(FixtureSubs, SourceAndStreamErrors) {

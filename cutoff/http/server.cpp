@@ -1279,6 +1279,7 @@ void Server::stop_on_signals(Duration grace) {
 
 int Server::stop_signal() const noexcept { return impl_->signal_number.load(); }
 std::size_t Server::open_connections() const noexcept { return impl_->connections.load(); }
+const std::function<void(std::string_view line)>& Server::log_sink() const noexcept { return impl_->options.log; }
 std::size_t Server::requests_in_flight() const noexcept { return impl_->in_flight.load(); }
 
 }  // namespace cutoff::http

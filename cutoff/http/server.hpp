@@ -155,6 +155,10 @@ class Server {
   // The signal that started the shutdown (0: none).
   int stop_signal() const noexcept;
 
+  // The log sink of ServerOptions (null when none), for handlers whose errors belong in the
+  // same log as the server's own lines.
+  const std::function<void(std::string_view line)>& log_sink() const noexcept;
+
   std::size_t open_connections() const noexcept;
   std::size_t requests_in_flight() const noexcept;
 

@@ -7,6 +7,7 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
+#include "cutoff/graphql/http/server_log_recorder.hpp"
 #include "cutoff/graphql/internal/preparation.hpp"
 
 // g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
@@ -205,7 +206,13 @@ http::Handler graphql_http_handler(const Schema& schema, GraphQLHttpOptions opti
 void mount_graphql(http::Server& server, const std::string& path, const Schema& schema, GraphQLHttpOptions options,
                    http::RouteOptions route) {
   const bool allow_get = options.allow_get;
+  // Unexpected resolver errors go to the server's log, beside its own lines.
+  std::shared_ptr<ExecutionRecorder> logging = internal::log_to_server(server, options.execution);
   http::Handler handler = graphql_http_handler(schema, std::move(options));
+  if (logging)
+    handler = [logging, inner = std::move(handler)](const http::Request& req, const Context& ctx) {
+      return inner(req, ctx);
+    };
   if (route.name.empty()) route.name = path;
   // The executor answers a stop itself with a partial result; give it time to.
   if (route.stop_grace == Duration::zero()) route.stop_grace = std::chrono::milliseconds(250);

@@ -4,6 +4,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
+#include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "cutoff/graphql/fixture.hpp"
@@ -141,6 +143,45 @@ TEST_F(GraphQLOverHttp, TheRequestsBudgetCutsSlowFieldsAndKeepsTheRest) {
   r = Post(R"({"query": "{ fast }"})", "application/graphql-response+json", {{"Deadline-Budget-Ms", "0"}});
   EXPECT_EQ(r.status, 504);
   EXPECT_EQ(r.headers.get("Deadline-Expired"), "1");
+}
+
+// A resolver's unexpected error: the client gets a generic message with the request id, the
+// server's log the real message under the same id.
+TEST(GraphQLOverHttpErrors, UnexpectedErrorsAreMaskedAndLoggedWithTheRequestId) {
+  auto built = Schema::from_sdl("type Query { broken: String fine: String }");
+  ASSERT_TRUE(built.ok());
+  Schema& schema = *built.schema;
+  schema.resolve("Query", "broken", [](FieldContext&) -> Data { throw std::runtime_error("db password=hunter2"); });
+  schema.resolve("Query", "fine", [](FieldContext&) { return Data::from("ok"); });
+  std::mutex mu;
+  std::vector<std::string> lines;
+  asio::io_context io;
+  http::Server server(io.get_executor(), {.log = [&](std::string_view line) {
+                                            std::lock_guard lock(mu);
+                                            lines.emplace_back(line);
+                                          }});
+  mount_graphql(server, "/graphql", schema);
+  const std::uint16_t port = server.listen("127.0.0.1", 0);
+  std::thread thread([&] { io.run(); });
+  ClientRequest req{.method = "POST", .url = "http://127.0.0.1:" + std::to_string(port) + "/graphql",
+                    .body = R"({"query": "query Q { broken fine }"})"};
+  req.headers.set("Content-Type", "application/json");
+  req.headers.set("X-Request-Id", "req-42");
+  http::Response r = testing::RunSync([&]() -> asio::awaitable<http::Response> {
+    http::Client client(co_await asio::this_coro::executor);
+    co_return co_await client.request(Context::background(), req);
+  });
+  server.shutdown(100ms);
+  thread.join();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find(R"x("message":"Internal server error (request id: req-42)")x"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("code":"INTERNAL_SERVER_ERROR")"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("fine":"ok")"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("hunter2"), std::string::npos) << r.body;
+  std::lock_guard lock(mu);
+  const std::string expected =
+      R"({"event":"graphql_error","request_id":"req-42","operation":"Q","path":"broken","message":"db password=hunter2"})";
+  EXPECT_NE(std::find(lines.begin(), lines.end(), expected), lines.end());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "cutoff/core/json_text.hpp"
+#include "cutoff/graphql/http/server_log_recorder.hpp"
 #include "cutoff/graphql/internal/preparation.hpp"
 
 namespace cutoff::graphql {
@@ -459,8 +460,13 @@ http::WebSocketHandler graphql_ws_handler(const Schema& schema, GraphQLWsOptions
 void mount_graphql_ws(http::Server& server, const std::string& path, const Schema& schema, GraphQLWsOptions options,
                       http::RouteOptions route) {
   if (route.name.empty()) route.name = path;
-  server.websocket(path, graphql_ws_handler(schema, std::move(options)), {std::string(kGraphQLTransportWs)},
-                   std::move(route));
+  // Unexpected resolver errors go to the server's log, beside its own lines.
+  std::shared_ptr<ExecutionRecorder> logging = internal::log_to_server(server, options.subscribe.execution);
+  http::WebSocketHandler handler = graphql_ws_handler(schema, std::move(options));
+  if (logging)
+    handler = [logging, inner = std::move(handler)](http::WebSocket& ws, const http::Request& req,
+                                                    const Context& ctx) { return inner(ws, req, ctx); };
+  server.websocket(path, std::move(handler), {std::string(kGraphQLTransportWs)}, std::move(route));
 }
 
 }  // namespace cutoff::graphql

@@ -14,7 +14,9 @@
 #include <boost/beast/websocket/stream.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -274,6 +276,43 @@ TEST_F(GraphQLWs, QueriesAndErrors) {
   EXPECT_EQ(Read(*ws).at("type"), "error");
   Write(*ws, R"({"type":"ping","payload":{"x":1}})");
   EXPECT_EQ(Read(*ws).at("type"), "pong");
+}
+
+// Over WebSocket too, a resolver's unexpected error reaches the client masked and the
+// server's log with its real message (the request id is the socket's).
+TEST_F(GraphQLWs, UnexpectedErrorsAreMaskedAndLogged) {
+  schema_->resolve("Query", "big", [](FieldContext&) -> Data { throw std::runtime_error("cache password=hunter2"); });
+  std::mutex mu;
+  std::vector<std::string> lines;
+  asio::io_context io;
+  http::Server server(io.get_executor(), {.log = [&](std::string_view line) {
+                                            std::lock_guard lock(mu);
+                                            lines.emplace_back(line);
+                                          }});
+  GraphQLWsOptions options;
+  options.root_value = Data::json(&fixture_);
+  mount_graphql_ws(server, "/graphql", *schema_, options);
+  port_ = server.listen("127.0.0.1", 0);
+  std::thread thread([&] { io.run(); });
+  {
+    auto ws = Ready();
+    Write(*ws, R"({"id":"q","type":"subscribe","payload":{"query":"query Q { big hello }"}})");
+    auto next = Read(*ws);
+    EXPECT_EQ(next.at("type"), "next");
+    const std::string payload = boost::json::serialize(next.at("payload"));
+    EXPECT_NE(payload.find("Internal server error (request id: "), std::string::npos) << payload;
+    EXPECT_NE(payload.find(R"("hello":"world")"), std::string::npos) << payload;
+    EXPECT_EQ(payload.find("hunter2"), std::string::npos) << payload;
+    EXPECT_EQ(Read(*ws).at("type"), "complete");
+  }
+  server.shutdown(100ms);
+  thread.join();
+  std::lock_guard lock(mu);
+  const auto logged = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find(R"("event":"graphql_error")") != std::string::npos &&
+           l.find(R"("path":"big","message":"cache password=hunter2")") != std::string::npos;
+  });
+  EXPECT_NE(logged, lines.end());
 }
 
 TEST_F(GraphQLWs, ProtocolViolationsCloseWithTheProtocolsCodes) {
