@@ -64,6 +64,8 @@ class CommitLedger {
 
   // How many commit points this invocation passed.
   std::uint32_t commit_points() const noexcept { return commits_.load(std::memory_order_acquire); }
+  // How many of them carried no idempotency key.
+  std::uint32_t unkeyed_commit_points() const noexcept { return unkeyed_commits_.load(std::memory_order_acquire); }
   bool after_commit_pending() const noexcept {
     return pending_after_commit_.load(std::memory_order_acquire) > 0;
   }
