@@ -49,6 +49,16 @@ class OperationsHttp : public ::testing::Test {
       co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
       co_return json::object{{"committed", true}};
     });
+    registry_.bind("h.keyed")
+        .takes_idempotency_key()
+        .deadline(60s)
+        .handler([](const Call& call) -> asio::awaitable<json::value> {
+          if (call.args.as_object().contains("commit")) {
+            call.ctx.commit_ledger()->note_commit_point(true);
+            co_await testing::Sleep(10s);
+          }
+          co_return json::object{{"key", call.idempotency_key ? json::value(*call.idempotency_key) : json::value()}};
+        });
     registry_.bind("h.bad").handler([](const Call& call) -> asio::awaitable<json::value> {
       throw Error(ErrorCode::invalid_argument, "ms must be a number", call.ctx.request_id());
       co_return nullptr;
@@ -183,10 +193,34 @@ TEST_F(OperationsHttp, LateStopAfterACommitIs500CommitAmbiguous) {
   EXPECT_EQ(a.response.status, 504);
 }
 
+TEST_F(OperationsHttp, TheIdempotencyKeyHeaderReachesTheOperation) {
+  Answer a = Post("h.keyed", "{}", {{"Idempotency-Key", "order-17"}});
+  ASSERT_EQ(a.response.status, 200) << a.response.body;
+  EXPECT_EQ(a.body.at("key"), "order-17");
+  // An operation that does not take keys refuses one rather than run unprotected.
+  a = Post("h.count", "{}", {{"Idempotency-Key", "order-17"}});
+  EXPECT_EQ(a.response.status, 400) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "invalid_argument");
+  EXPECT_EQ(calls_, 0);
+  // Two keys: which one would be honoured?
+  http::ClientRequest twice{.method = "POST", .url = "/ops/h.keyed", .body = "{}"};
+  twice.headers.add("Idempotency-Key", "a");
+  twice.headers.add("Idempotency-Key", "b");
+  a = Send(std::move(twice));
+  EXPECT_EQ(a.response.status, 400) << a.response.body;
+  // A keyed call stopped after its commit point: 500 commit_ambiguous, retry with the key.
+  a = Post("h.keyed", R"({"commit": true})",
+           {{"Idempotency-Key", "order-18"}, {"Deadline-Budget-Ms", std::to_string(ScaledMs(150ms))}});
+  EXPECT_EQ(a.response.status, 500) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "commit_ambiguous");
+  EXPECT_NE(json::serialize(a.body.at("error").at("message")).find("same Idempotency-Key"), std::string::npos)
+      << a.response.body;
+}
+
 TEST_F(OperationsHttp, ServesTheCatalogAndTheOpenApiDocument) {
   Answer a = Send({.url = "/catalog.json"});
   ASSERT_EQ(a.response.status, 200);
-  EXPECT_EQ(a.body.at("operations").as_array().size(), 5u);
+  EXPECT_EQ(a.body.at("operations").as_array().size(), 6u);
   a = Send({.url = "/openapi.json"});
   ASSERT_EQ(a.response.status, 200);
   EXPECT_EQ(a.body.at("openapi"), "3.1.0");
