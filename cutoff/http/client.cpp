@@ -306,7 +306,7 @@ asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req
     co_return out;
   }
   const bool may_retry = req.idempotent || IdempotentMethod(req.method);
-  const bool may_write = !safe_method(req.method);
+  const bool may_write = req.may_write.value_or(!safe_method(req.method));
   const bool keyed = req.headers.contains("Idempotency-Key");
   CommitLedger* ledger = ctx.commit_ledger();
   // Whether any attempt may have taken effect; the ledger hears about each one at once, so a

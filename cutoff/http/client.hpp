@@ -78,6 +78,10 @@ struct ClientRequest {
   Headers headers;
   std::string body;
   bool idempotent = false;  // allow retries for a non-idempotent method (e.g. a keyed POST)
+  // Whether the request may take effect on the server. nullopt: by its method (all but the
+  // safe methods may). False for a POST that only reads, such as a GraphQL query: a stop
+  // after it left is then reported as the stop, not as commit_ambiguous.
+  std::optional<bool> may_write;
 };
 
 // What became of a request, as far as the client can know.
