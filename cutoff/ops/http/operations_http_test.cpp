@@ -59,6 +59,18 @@ class OperationsHttp : public ::testing::Test {
           }
           co_return json::object{{"key", call.idempotency_key ? json::value(*call.idempotency_key) : json::value()}};
         });
+    // POSTs to another service (a write, as far as the client knows), then works on for
+    // `after_ms`: its effect lives over there.
+    registry_.bind("h.forward").deadline(60s).handler([this](const Call& call) -> asio::awaitable<json::value> {
+      const auto& a = call.args.as_object();
+      http::Client client(co_await asio::this_coro::executor, {.attempt_timeout = 60s});
+      http::ClientRequest req{.method = "POST", .url = base_ + "/remote", .body = json::serialize(a.at("remote_ms"))};
+      req.headers.set("Content-Type", "application/json");
+      auto calling = client.request(call.ctx, std::move(req));
+      http::Response r = co_await std::move(calling);
+      co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
+      co_return json::object{{"remote_status", r.status}};
+    });
     registry_.bind("h.bad").handler([](const Call& call) -> asio::awaitable<json::value> {
       throw Error(ErrorCode::invalid_argument, "ms must be a number", call.ctx.request_id());
       co_return nullptr;
@@ -67,6 +79,15 @@ class OperationsHttp : public ::testing::Test {
     registry_.freeze();
     server_ = std::make_unique<http::Server>(io_.get_executor());
     mount_operations(*server_, registry_);
+    // Another service's write: it takes the body's milliseconds whatever budget it is sent, so
+    // only the caller's own stop can end the exchange early.
+    server_->route(
+        "POST", "/remote",
+        [](const http::Request& req, const Context&) -> asio::awaitable<http::Response> {
+          co_await testing::Sleep(std::chrono::milliseconds(std::stoll(req.body)));
+          co_return http::Response::json(200, "{}");
+        },
+        {.name = "remote", .bind_deadline = false});
     port_ = server_->listen("127.0.0.1", 0);
     base_ = "http://127.0.0.1:" + std::to_string(port_);
     thread_ = std::thread([this] { io_.run(); });
@@ -217,10 +238,27 @@ TEST_F(OperationsHttp, TheIdempotencyKeyHeaderReachesTheOperation) {
       << a.response.body;
 }
 
+// An effect in another service, reached over HTTP, is a commit point like a local one.
+TEST_F(OperationsHttp, AStopAfterARemoteWriteLeftIs500CommitAmbiguous) {
+  const std::string budget = std::to_string(ScaledMs(150ms));
+  // Sent, never answered within the budget.
+  Answer a = Post("h.forward", R"({"remote_ms": 10000, "after_ms": 0})", {{"Deadline-Budget-Ms", budget}});
+  EXPECT_EQ(a.response.status, 500) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "commit_ambiguous");
+  // Answered, then stopped in the caller's own later work.
+  a = Post("h.forward", R"({"remote_ms": 0, "after_ms": 10000})", {{"Deadline-Budget-Ms", budget}});
+  EXPECT_EQ(a.response.status, 500) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "commit_ambiguous");
+  // Within the budget: the remote answer comes back.
+  a = Post("h.forward", R"({"remote_ms": 0, "after_ms": 0})");
+  EXPECT_EQ(a.response.status, 200) << a.response.body;
+  EXPECT_EQ(a.body.at("remote_status"), 200);
+}
+
 TEST_F(OperationsHttp, ServesTheCatalogAndTheOpenApiDocument) {
   Answer a = Send({.url = "/catalog.json"});
   ASSERT_EQ(a.response.status, 200);
-  EXPECT_EQ(a.body.at("operations").as_array().size(), 6u);
+  EXPECT_EQ(a.body.at("operations").as_array().size(), 7u);
   a = Send({.url = "/openapi.json"});
   ASSERT_EQ(a.response.status, 200);
   EXPECT_EQ(a.body.at("openapi"), "3.1.0");
