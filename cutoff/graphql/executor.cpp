@@ -333,7 +333,9 @@ class Execution {
       if (suppressed_ambiguous_) e.code = std::string(info(ErrorCode::commit_ambiguous).graphql_code);
       errors_.push_back(std::move(e));
     }
-    if (options_.policy == StopPolicy::whole_response && first_stop_reason_ != StopReason::none) {
+    // The HTTP client's "sent, no answer" arrives as a commit_ambiguous error, not a stop.
+    const bool stopped = first_stop_reason_ != StopReason::none || (ambiguous_ && ctx_.stop_requested());
+    if (options_.policy == StopPolicy::whole_response && stopped) {
       // One error for the whole response must not read as "nothing happened" when a
       // mutation field's effect may have landed.
       const ErrorCodeInfo& i = info(ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_));
