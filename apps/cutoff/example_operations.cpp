@@ -5,6 +5,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <string>
 
@@ -50,9 +51,47 @@ std::int64_t Millis(const ops::Call& call, std::string_view key, std::optional<s
 
 json::value Schema(std::string_view text) { return json::parse(text); }
 
+// example.orders.create in an effect region: the order row, the idempotency record and the
+// commit point in one transaction; the after-commit work runs to completion even under a stop.
+asio::awaitable<json::value> CreateOrderEffect(effects::Effects& effects, const ops::Call& call, std::string sku,
+                                               std::int64_t qty, std::int64_t work_ms, std::int64_t after_ms) {
+  effects::EffectRequest er;
+  er.operation = "example.orders.create";
+  er.idempotency_key = call.idempotency_key;
+  er.fingerprint = json::serialize(call.args);
+  effects::EffectBody body = [sku, qty, work_ms, after_ms](effects::Effect& fx) -> asio::awaitable<std::string> {
+    asio::steady_timer work(co_await asio::this_coro::executor, std::chrono::milliseconds(work_ms));
+    co_await with_context(fx.context(), work.async_wait(asio::use_awaitable));
+    std::vector<sql::Value> p{sku, qty};
+    sql::Result r = co_await fx.execute("insert into example_orders (sku, qty) values ($1, $2) returning id", p);
+    const std::int64_t id = r[0].get<std::int64_t>("id");
+    fx.after_commit([after_ms](const Context& ctx) -> asio::awaitable<void> {
+      asio::steady_timer notify(co_await asio::this_coro::executor, std::chrono::milliseconds(after_ms));
+      co_await with_context(ctx, notify.async_wait(asio::use_awaitable));  // outbox dispatch, notifications
+    });
+    co_return json::serialize(json::object{{"order_id", "ord-" + std::to_string(id)}, {"sku", sku}, {"qty", qty},
+                                           {"status", "created"}});
+  };
+  auto running = effects.run(call.ctx, std::move(er), std::move(body));
+  effects::EffectOutcome out = co_await std::move(running);
+  json::value result = json::parse(out.result);
+  result.as_object()["replayed"] = out.replayed;
+  co_return result;
+}
+
 }  // namespace
 
-ops::Registry MakeExampleRegistry() {
+asio::awaitable<void> InstallExampleTables(effects::Effects& effects, sql::Pool& pool, const Context& ctx) {
+  co_await effects.install(ctx);
+  sql::Pool::Lease conn = co_await pool.acquire(ctx);
+  // SQLite and PostgreSQL both read this (an identity column would be PostgreSQL only).
+  co_await conn->execute(ctx,
+                         "create table if not exists example_orders (id integer primary key, sku text not null, "
+                         "qty integer not null)",
+                         {});
+}
+
+ops::Registry MakeExampleRegistry(effects::Effects* effects) {
   ops::Registry r;
   r.bind("example.echo")
       .describe("Returns its arguments")
@@ -78,8 +117,9 @@ ops::Registry MakeExampleRegistry() {
           out["remaining_ms"] = std::chrono::ceil<std::chrono::milliseconds>(left).count();
         co_return out;
       });
-  r.bind("example.orders.create")
-      .deadline(2s)
+  auto orders = r.bind("example.orders.create");
+  if (effects) orders.takes_idempotency_key();
+  orders.deadline(2s)
       .describe("Creates an order: work, a commit point, then after-commit work")
       .request_schema(Schema(R"({"type":"object","required":["sku"],"properties":{
           "sku":{"type":"string"},"qty":{"type":"integer","minimum":1},
@@ -88,7 +128,7 @@ ops::Registry MakeExampleRegistry() {
       .response_schema(Schema(R"({"type":"object","properties":{
           "order_id":{"type":"string"},"sku":{"type":"string"},"qty":{"type":"integer"},
           "status":{"type":"string"}}})"))
-      .handler([](const ops::Call& call) -> asio::awaitable<json::value> {
+      .handler([effects](const ops::Call& call) -> asio::awaitable<json::value> {
         static std::atomic<std::uint64_t> next_order{1};
         const json::object& args = ArgsObject(call);
         const json::value* sku = args.if_contains("sku");
@@ -102,6 +142,10 @@ ops::Registry MakeExampleRegistry() {
         }
         const std::int64_t work_ms = Millis(call, "work_ms", 200);
         const std::int64_t after_ms = Millis(call, "after_commit_ms", 400);
+        if (effects) {
+          auto creating = CreateOrderEffect(*effects, call, std::string(sku->as_string()), qty, work_ms, after_ms);
+          co_return co_await std::move(creating);
+        }
         co_await Work(call, work_ms);
         // Here a real effect would commit its transaction (the effects module notes this).
         if (CommitLedger* ledger = call.ctx.commit_ledger()) ledger->note_commit_point();

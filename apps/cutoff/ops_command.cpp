@@ -5,21 +5,31 @@
 //   cutoff ops call example.sleep --args '{"ms":5000}' --timeout-ms 200      # exit 6
 //   cutoff ops serve --port 8080                      # POST /ops/{name}, /catalog.json, /openapi.json
 //   cutoff ops call example.echo --args '{"a":1}' --url http://127.0.0.1:8080
+//   cutoff ops call example.orders.create --args '{"sku":"A-1"}' --idempotency-key order-17 --url URL
+//                                                     # the same key again returns the same order
+//
+// `ops serve` keeps its orders and their idempotency keys in a database (--db, by default a
+// SQLite file in the temporary directory) through the effects store: POST
+// /ops/example.orders.create with `Idempotency-Key: K` twice makes one order, and a
+// commit_ambiguous answer to a keyed call says that retrying with the same key is safe.
 //
 // `ops call` prints the result as JSON on stdout and exits 0; on failure it prints the error
 // document {"error":{"code","message","request_id"}} on stderr and exits with the taxonomy's
 // code: 6 deadline_exceeded, 1 commit_ambiguous (and other errors), 130/143 when SIGINT or
-// SIGTERM stopped it before a commit point, 2 for usage errors. Without --url it runs the
+// SIGTERM stopped it before a commit point (with --url: before the request left; after that
+// the service may have acted on it, so it is commit_ambiguous), 2 for usage errors. Without --url it runs the
 // example registry in this process; with --url it POSTs to a running service, sending
 // --timeout-ms as Deadline-Budget-Ms and waiting up to a second longer for the service's own
 // answer (which says whether the stop came before or after the commit point).
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "commands.hpp"
@@ -28,6 +38,7 @@
 #include "signal_stop.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
+#include "cutoff/effects/effects.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/error_document.hpp"
 #include "cutoff/http/server.hpp"
@@ -35,6 +46,8 @@
 #include "cutoff/ops/catalog.hpp"
 #include "cutoff/ops/http/operations_http.hpp"
 #include "cutoff/ops/invoker.hpp"
+#include "cutoff/sql/connect.hpp"
+#include "cutoff/sql/pool.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -50,6 +63,7 @@ struct CallOptions {
   std::string args = "{}";
   std::int64_t timeout_ms = -1;  // -1: none
   std::string url;
+  std::string idempotency_key;  // empty: none
 };
 
 struct ServeOptions {
@@ -58,6 +72,7 @@ struct ServeOptions {
   std::int64_t max_budget_ms = 30'000;
   std::int64_t grace_ms = 5'000;
   bool quiet = false;
+  std::string db;  // empty: a SQLite file in the temporary directory
 };
 
 void PrintOut(std::string text) {
@@ -116,6 +131,7 @@ int RunCallInProcess(const CallOptions& opts, json::value args) {
   SignalStop signals(io, stop);
   ops::InvokeOptions options;
   if (opts.timeout_ms >= 0) options.budget = std::chrono::milliseconds(opts.timeout_ms);
+  if (!opts.idempotency_key.empty()) options.idempotency_key = opts.idempotency_key;
   int exit_code = 0;
   auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
     try {
@@ -149,6 +165,10 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
       http::ClientRequest req{.method = "POST", .url = url, .body = body};
       req.headers.set("Content-Type", "application/json");
       if (opts.timeout_ms >= 0) req.headers.set(http::kBudgetHeader, std::to_string(opts.timeout_ms));
+      if (!opts.idempotency_key.empty()) {
+        req.headers.set("Idempotency-Key", opts.idempotency_key);
+        req.idempotent = true;
+      }
       http::Response res = co_await client.request(ctx, std::move(req));
       if (res.status >= 200 && res.status < 300) {
         PrintOut(res.body);
@@ -177,8 +197,24 @@ int RunCall(const CallOptions& opts) {
 }
 
 int RunServe(const ServeOptions& opts) {
-  const ops::Registry registry = MakeExampleRegistry();
   asio::io_context io(1);
+  // Orders and their idempotency keys live in the database, recorded in one transaction.
+  std::string db = opts.db;
+  if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-ops-serve.db").string();
+  sql::DatabaseOptions db_options;
+  db_options.url = db;
+  sql::Pool pool(sql::connection_factory(db_options), {.max_size = 4});
+  effects::Effects effects(pool, {});
+  try {
+    const Context setup = Context().with_timeout(std::chrono::seconds(30));  // outlives the coroutine
+    auto installed = asio::co_spawn(io, InstallExampleTables(effects, pool, setup), asio::use_future);
+    io.run();
+    io.restart();
+    installed.get();
+  } catch (const std::exception& e) {
+    return Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
+  }
+  const ops::Registry registry = MakeExampleRegistry(&effects);
   observe::Registry metrics;
   http::ServerOptions server_options;
   server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
@@ -194,8 +230,8 @@ int RunServe(const ServeOptions& opts) {
     return Usage("ops serve", "cannot listen on " + opts.address + ":" + std::to_string(opts.port) + ": " + e.what());
   }
   server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
-  std::printf("listening on http://%s:%u (POST /ops/{name}, /catalog.json, /openapi.json, /metrics)\n",
-              opts.address.c_str(), port);
+  std::printf("listening on http://%s:%u (POST /ops/{name}, /catalog.json, /openapi.json, /metrics); orders in %s\n",
+              opts.address.c_str(), port, db.c_str());
   std::fflush(stdout);
   io.run();
   return 0;
@@ -226,6 +262,9 @@ void AddOpsCommand(CLI::App& app) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
   call->add_option("--url", call_opts.url,
                    "Call a running service (cutoff ops serve) at this base URL instead of running in-process");
+  call->add_option("--idempotency-key", call_opts.idempotency_key,
+                   "Send this Idempotency-Key: repeating the call with the same key returns the first outcome "
+                   "(operations that take keys only)");
   call->callback([] { Check(RunCall(call_opts)); });
 
   CLI::App* serve = ops_app->add_subcommand(
@@ -242,6 +281,9 @@ void AddOpsCommand(CLI::App& app) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();
   serve->add_flag("--quiet", serve_opts.quiet, "No request log on stderr");
+  serve->add_option("--db", serve_opts.db,
+                    "Where orders and idempotency keys are kept: sqlite:PATH or postgresql://... "
+                    "(default: a SQLite file in $TMPDIR)");
   serve->callback([] { Check(RunServe(serve_opts)); });
 
   CLI::App* catalog = app.add_subcommand("catalog", "Print the example operations' catalog as JSON or OpenAPI 3.1");

@@ -295,7 +295,11 @@ void Gateway::mount(http::Server& server, observe::Registry* metrics) {
   const http::Handler inner = gql::graphql_http_handler(*schema_, graphql);
   const http::Handler scoped = [this, inner](const http::Request& req,
                                              const Context& ctx) -> asio::awaitable<http::Response> {
-    const OutboundLimits::Operation op = limits_->begin_operation(ctx);
+    // The request's CommitLedger is attached before the operation's scope is taken: the
+    // executor would otherwise attach one to a mutation, and a context with new values is no
+    // longer recognised as the operation's (see docs/architecture.md).
+    const Context with_ledger = ctx.commit_ledger() ? ctx : ctx.with_commit_ledger(std::make_shared<CommitLedger>());
+    const OutboundLimits::Operation op = limits_->begin_operation(with_ledger);
     co_return co_await inner(req, op.context());
   };
   if (graphql.allow_get) server.route("GET", "/graphql", scoped, route);

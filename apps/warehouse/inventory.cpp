@@ -60,6 +60,7 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
 
   effects::EffectsOptions fx;
   fx.timeout = options_.effect_timeout;
+  fx.fault = options_.effect_fault;
   // The gateway reads reservations from the outbox table itself: delivery is
   // marking them.
   fx.sink = [](const Context&, const effects::OutboxMessage&) -> asio::awaitable<void> { co_return; };

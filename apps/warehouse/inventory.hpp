@@ -65,6 +65,9 @@ struct InventoryOptions {
   std::chrono::milliseconds effect_timeout{2'000};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
+  // Called at each step of every effect region (effects::FaultHook): tests and drills slow a
+  // step down to land stops on it. Never set in production.
+  effects::FaultHook effect_fault;
 };
 
 struct InventoryStats {

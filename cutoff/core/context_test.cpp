@@ -209,6 +209,29 @@ TEST_F(ContextTest, CommitLedgerIsSharedByChildrenAndDetachedRegions) {
   EXPECT_TRUE(ledger->may_have_written());
 }
 
+TEST_F(ContextTest, AChildLedgerReportsToItsParentButNotToItsSiblings) {
+  auto request = std::make_shared<CommitLedger>();
+  auto first = std::make_shared<CommitLedger>(request);
+  auto second = std::make_shared<CommitLedger>(request);
+  first->note_commit_point(/*idempotency_keyed=*/true);
+  EXPECT_TRUE(first->may_have_written());
+  EXPECT_TRUE(first->retry_with_same_key_safe());
+  EXPECT_TRUE(request->may_have_written());
+  EXPECT_FALSE(second->may_have_written());
+  EXPECT_FALSE(second->retry_with_same_key_safe());  // nothing to retry
+  second->note_after_commit_queued();
+  EXPECT_TRUE(second->may_have_written());
+  EXPECT_TRUE(request->after_commit_pending());
+  second->note_after_commit_done();
+  EXPECT_FALSE(request->after_commit_pending());
+  // One unkeyed commit point anywhere under the request makes a blind retry unsafe there.
+  second->note_commit_point();
+  EXPECT_FALSE(second->retry_with_same_key_safe());
+  EXPECT_FALSE(request->retry_with_same_key_safe());
+  EXPECT_TRUE(first->retry_with_same_key_safe());
+  EXPECT_EQ(request->commit_points(), 2u);
+}
+
 TEST_F(ContextTest, ValuesAreSharedAndCopyOnWrite) {
   auto a = root_.with_request_id("r1").with_trace({"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", ""});
   auto b = a.with_operation("op");

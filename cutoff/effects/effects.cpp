@@ -292,7 +292,7 @@ asio::awaitable<EffectOutcome> Effects::Commit(sql::Connection& conn, const Cont
   co_await asio::this_coro::throw_if_cancelled(false);
   CommitLedger* ledger = ctx.commit_ledger();
   shape.after_commit_queued = !fx.published_.empty() || !fx.after_commit_.empty();
-  if (ledger && !cannot_have_written(shape)) ledger->note_commit_point();
+  if (ledger && !cannot_have_written(shape)) ledger->note_commit_point(keyed);
   std::optional<Step> stopped_at;
   auto note_stop = [&](Step s) {
     if (!stopped_at && ctx.stop_requested()) stopped_at = s;

@@ -263,6 +263,12 @@ class Execution {
 
   asio::awaitable<Response> Run() {
     Response resp;
+    const OperationDefinition* selected = select_operation(*req_.document, req_.operation_name);
+    const bool mutation = selected && selected->type == OperationType::mutation;
+    // A mutation needs a ledger to tell a field whose effect may have landed from one that
+    // cannot have written anything. Attached here only when the caller brought none: new
+    // values make a context unrecognisable to whoever keys on them (see docs/architecture.md).
+    if (mutation && !ctx_.commit_ledger()) ctx_ = ctx_.with_commit_ledger(std::make_shared<CommitLedger>());
     const Document& doc = *req_.document;
     for (const auto& f : doc.fragments) fragments_[f.name] = &f;
     op_ = FindOperation(doc, resp);
@@ -311,11 +317,26 @@ class Execution {
         const FieldGroup& g = fields.groups[k];
         out().append(g.member, k == 0 ? 1 : 0);
         const PathNode path{nullptr, g.key};
+        // Root mutation fields run one at a time, each to completion, so what the ledger
+        // gains from here until the field ends is this field's.
+        field_ledger_ = ctx_.commit_ledger();
+        field_mark_ = {field_ledger_->commit_points(), field_ledger_->unkeyed_commit_points()};
         ExecuteField(*root_type, root_data_, g, &path, ctx_);
         EndWalk();
         co_await WaitForPending();
+        field_ledger_ = nullptr;
         BeginWalk(data);
-        if (data->nulled) break;
+        if (data->nulled) {
+          // The data is gone, so the later fields have no place to be null in; under a stop
+          // they still say that they did nothing, lest a client guess they ran.
+          if (ctx_.stop_requested()) {
+            const ErrorCodeInfo& i = info(error_code_for(ctx_.stop_reason()));
+            for (std::size_t j = k + 1; j < fields.groups.size(); ++j)
+              AddError({"This mutation field was never started (" + std::string(i.summary) + "), so it did nothing.",
+                        LocationsOf(fields.groups[j]), {std::string(fields.groups[j].key)}, std::string(i.graphql_code)});
+          }
+          break;
+        }
       }
       out().push_back('}');
       EndWalk();
@@ -344,12 +365,17 @@ class Execution {
       e.message = "... and " + std::to_string(suppressed_stop_errors_) + " more fields were stopped (" +
                   std::string(cutoff::to_string(first_stop_reason_)) + ")";
       e.code = std::string(info(error_code_for(first_stop_reason_)).graphql_code);
+      if (suppressed_ambiguous_) e.code = std::string(info(ErrorCode::commit_ambiguous).graphql_code);
       errors_.push_back(std::move(e));
     }
-    if (options_.policy == StopPolicy::whole_response && first_stop_reason_ != StopReason::none) {
-      const ErrorCodeInfo& i = info(error_code_for(first_stop_reason_));
+    // The HTTP client's "sent, no answer" arrives as a commit_ambiguous error, not a stop.
+    const bool stopped = first_stop_reason_ != StopReason::none || (ambiguous_ && ctx_.stop_requested());
+    if (options_.policy == StopPolicy::whole_response && stopped) {
+      // One error for the whole response must not read as "nothing happened" when a
+      // mutation field's effect may have landed.
+      const ErrorCodeInfo& i = info(ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_));
       resp.has_data = false;
-      resp.errors.push_back({std::string(i.summary), {}, {}, std::string(i.graphql_code)});
+      resp.errors.push_back({ambiguous_ ? ambiguous_message_ : std::string(i.summary), {}, {}, std::string(i.graphql_code)});
       co_return resp;
     }
     resp.data = std::move(text_).render();
@@ -639,18 +665,49 @@ class Execution {
     return true;
   }
 
-  bool FailStopped(const PathNode* path, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot) {
+  // Whether the mutation root field now running may have made something durable (its
+  // share of the ledger). Always false outside a mutation's root fields.
+  bool FieldMayHaveWritten() const noexcept {
+    return field_ledger_ &&
+           (field_ledger_->commit_points() > field_mark_.commits || field_ledger_->after_commit_pending());
+  }
+
+  // The error for a mutation field whose effect may have landed; `cause` says what cut it.
+  GraphQLError AmbiguousError(const PathNode* path, const FieldGroup& g, std::string_view cause) {
+    const bool keyed = field_ledger_->unkeyed_commit_points() == field_mark_.unkeyed &&
+                       field_ledger_->commit_points() > field_mark_.commits;
+    std::string m = "The mutation may have taken effect (" + std::string(cause) + "). ";
+    m += keyed ? "Retrying with the same idempotency key is safe: it returns the first outcome instead of applying it "
+                 "again."
+               : "Check whether it took effect before trying again.";
+    ambiguous_ = true;
+    if (ambiguous_message_.empty()) ambiguous_message_ = m;
+    return GraphQLError{std::move(m), LocationsOf(g), PathOf(path),
+                        std::string(info(ErrorCode::commit_ambiguous).graphql_code)};
+  }
+
+  bool FailStopped(const PathNode* path, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot,
+                   bool started = true) {
     if (reason == StopReason::none) reason = StopReason::cancelled;
     if (first_stop_reason_ == StopReason::none) first_stop_reason_ = reason;
     if (options_.recorder) options_.recorder->field_stopped(op_->name, PathText(path), reason, overshoot);
     const ErrorCodeInfo& i = info(error_code_for(reason));
+    const bool ambiguous = FieldMayHaveWritten();
     if (stop_errors_ >= options_.max_stop_errors) {
       ++suppressed_stop_errors_;
+      if (ambiguous) ambiguous_ = suppressed_ambiguous_ = true;
       if (non_null) return NullInNonNull(nullptr);
       out() += "null";
       return true;
     }
     ++stop_errors_;
+    if (ambiguous)
+      return Fail(non_null, AmbiguousError(path, g, "it was stopped by " + std::string(i.name) +
+                                                        " after its effect may have been applied"));
+    if (!started && field_ledger_ && path->parent == nullptr)  // a root mutation field
+      return Fail(non_null, GraphQLError{"This mutation field was never started (" + std::string(i.summary) +
+                                             "), so it did nothing.",
+                                         LocationsOf(g), PathOf(path), std::string(i.graphql_code)});
     return Fail(non_null,
                 GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(path), std::string(i.graphql_code)});
   }
@@ -665,6 +722,15 @@ class Execution {
       return Fail(non_null, GraphQLError{e.message, LocationsOf(g), PathOf(path), e.code});
     } catch (const Error& e) {
       if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
+      // A failure that says nothing about the effect (no answer, a timeout, a refusal by
+      // the infrastructure) after the field's effect may have landed is ambiguous too.
+      if (e.code() == ErrorCode::commit_ambiguous ||
+          (FieldMayHaveWritten() && (e.code() == ErrorCode::attempt_timeout || e.code() == ErrorCode::unavailable ||
+                                     e.code() == ErrorCode::overloaded))) {
+        if (field_ledger_) return Fail(non_null, AmbiguousError(path, g, e.message()));
+        return Fail(non_null, GraphQLError{e.message(), LocationsOf(g), PathOf(path),
+                                           std::string(e.info().graphql_code)});
+      }
       if (e.code() == ErrorCode::internal)
         return Fail(non_null, Unexpected(Sink(), e.message(), LocationsOf(g), PathOf(path), e.info().graphql_code));
       return Fail(non_null,
@@ -786,7 +852,7 @@ class Execution {
       return true;
     }
     if (fctx.stop_requested())  // never start a field after the stop
-      return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero());
+      return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero(), /*started=*/false);
     static const json::object kNoArguments;
     const json::object* args = &kNoArguments;
     std::optional<json::object> coerced;
@@ -1256,7 +1322,8 @@ class Execution {
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     BeginWalk(task.hole);
-    FailStopped(task.path, task.type->is_non_null(), *task.group, task.ctx->stop_reason(), Duration::zero());
+    FailStopped(task.path, task.type->is_non_null(), *task.group, task.ctx->stop_reason(), Duration::zero(),
+                /*started=*/false);
     EndWalk();
     current_parent_type_ = saved;
     if (--pending_ == 0 && done_) done_->cancel();
@@ -1336,6 +1403,16 @@ class Execution {
   std::vector<GraphQLError> errors_;
   std::size_t stop_errors_ = 0;
   std::size_t suppressed_stop_errors_ = 0;
+  // The mutation root field running now and the ledger's counts when it started (null: not
+  // in a mutation's root field).
+  const CommitLedger* field_ledger_ = nullptr;
+  struct {
+    std::uint32_t commits = 0;
+    std::uint32_t unkeyed = 0;
+  } field_mark_;
+  bool ambiguous_ = false;             // some field's effect may have landed
+  bool suppressed_ambiguous_ = false;  // ... and its error was summarised
+  std::string ambiguous_message_;
   StopReason first_stop_reason_ = StopReason::none;
   std::atomic<TimePoint> stop_time_{TimePoint{}};
   bool externally_cancelled_ = false;

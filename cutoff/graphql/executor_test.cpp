@@ -691,6 +691,91 @@ TEST_F(Masking, ConfiguredPerSchema) {
   EXPECT_EQ(log.lines.size(), 1u);  // logged either way
 }
 
+// What a cut mutation field reports, by what its ledger says (CommitLedger, per root field).
+class MutationOutcomes : public Exec {
+ protected:
+  void SetUp() override {
+    Build(R"(type Query { q: Int }
+             type Mutation { write(keyed: Boolean!, ms: Int!): Int plain(ms: Int!): Int
+                             lost: Int mustWrite(ms: Int!): Int! })");
+    // Notes a possible commit (as the HTTP client does once a POST left), then waits.
+    auto write = [](FieldContext& f) -> asio::awaitable<Data> {
+      f.ctx.commit_ledger()->note_commit_point(f.arg("keyed")->as_bool());
+      co_await Sleep(std::chrono::milliseconds(f.arg("ms")->as_int64()));
+      co_return Data::from(1);
+    };
+    schema_->resolve_async("Mutation", "write", write);
+    schema_->resolve_async("Mutation", "mustWrite", [](FieldContext& f) -> asio::awaitable<Data> {
+      f.ctx.commit_ledger()->note_commit_point(true);
+      co_await Sleep(std::chrono::milliseconds(f.arg("ms")->as_int64()));
+      co_return Data::from(1);
+    });
+    schema_->resolve_async("Mutation", "plain", [](FieldContext& f) -> asio::awaitable<Data> {
+      co_await Sleep(std::chrono::milliseconds(f.arg("ms")->as_int64()));
+      co_return Data::from(2);
+    });
+    schema_->resolve_async("Mutation", "lost", [](FieldContext& f) -> asio::awaitable<Data> {
+      throw Error(ErrorCode::commit_ambiguous, "POST /x was sent but not answered", f.ctx.request_id());
+      co_return Data();
+    });
+  }
+};
+
+TEST_F(MutationOutcomes, AFieldCutAfterItsEffectLeftIsCommitAmbiguousAndLaterFieldsNeverStarted) {
+  auto ledger = std::make_shared<CommitLedger>();
+  Response r = Run("mutation { a: write(keyed: true, ms: 2000) b: plain(ms: 1) }", "{}",
+                   Context().with_commit_ledger(ledger).with_timeout(100ms));
+  EXPECT_EQ(r.data, R"({"a":null,"b":null})");
+  ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "COMMIT_AMBIGUOUS");
+  EXPECT_NE(r.errors[0].message.find("same idempotency key is safe"), std::string::npos) << r.errors[0].message;
+  EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+  EXPECT_NE(r.errors[1].message.find("never started"), std::string::npos) << r.errors[1].message;
+  EXPECT_EQ(ledger->commit_points(), 1u);  // the caller's ledger heard about it
+}
+
+TEST_F(MutationOutcomes, OneFieldsEffectIsNotAttributedToTheNextField) {
+  // a commits and finishes; b writes nothing and is cut in flight: nothing of b's can have
+  // landed, so b is DEADLINE_EXCEEDED although the operation's ledger has a commit point.
+  Response r = Run("mutation { a: write(keyed: false, ms: 1) b: plain(ms: 2000) c: write(keyed: false, ms: 1) }",
+                   "{}", Context().with_timeout(150ms));
+  EXPECT_EQ(r.data, R"({"a":1,"b":null,"c":null})");
+  ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.errors[0].message.find("never started"), std::string::npos) << "b was started";
+  EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+  EXPECT_NE(r.errors[1].message.find("never started"), std::string::npos);
+}
+
+TEST_F(MutationOutcomes, AnUnkeyedEffectSaysToCheckAndAThrownCommitAmbiguousKeepsItsCode) {
+  Response r = Run("mutation { write(keyed: false, ms: 2000) }", "{}", Context().with_timeout(80ms));
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "COMMIT_AMBIGUOUS");
+  EXPECT_NE(r.errors[0].message.find("Check whether it took effect"), std::string::npos) << r.errors[0].message;
+
+  r = Run("mutation { lost }");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "COMMIT_AMBIGUOUS");
+  EXPECT_NE(r.errors[0].message.find("sent but not answered"), std::string::npos) << r.errors[0].message;
+}
+
+TEST_F(MutationOutcomes, ANonNullFieldCutAfterItsEffectAndTheWholeResponsePolicy) {
+  // The data is nulled; the later field still says it never started.
+  Response r = Run("mutation { a: mustWrite(ms: 2000) b: plain(ms: 1) }", "{}", Context().with_timeout(80ms));
+  EXPECT_EQ(r.data, "null");
+  ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
+  EXPECT_EQ(r.errors[0].code, "COMMIT_AMBIGUOUS");
+  EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
+  EXPECT_NE(r.errors[1].message.find("never started"), std::string::npos);
+
+  ExecutionOptions whole;
+  whole.policy = StopPolicy::whole_response;
+  r = Run("mutation { a: write(keyed: true, ms: 2000) }", "{}", Context().with_timeout(80ms), "{}", whole);
+  EXPECT_FALSE(r.has_data);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "COMMIT_AMBIGUOUS");
+}
+
 class Recorder : public ExecutionRecorder {
  public:
   void field_stopped(std::string_view operation, std::string_view path, StopReason reason,

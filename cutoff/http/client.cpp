@@ -1,5 +1,6 @@
 #include "cutoff/http/client.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -18,6 +19,7 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/budget_headers.hpp"
+#include "cutoff/http/error_document.hpp"
 #include "cutoff/http/internal/peer_state.hpp"
 #include "cutoff/observe/trace.hpp"
 
@@ -69,6 +71,19 @@ std::optional<Url> parse_url(std::string_view url) {
   return out;
 }
 
+std::string_view to_string(Delivery d) noexcept {
+  switch (d) {
+    case Delivery::not_sent: return "not_sent";
+    case Delivery::sent: return "sent";
+    case Delivery::answered: return "answered";
+  }
+  return "?";
+}
+
+bool safe_method(std::string_view m) noexcept {
+  return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
+}
+
 bool deadline_expired(const Response& r) noexcept {
   if (r.status != 504) return false;
   const auto v = r.headers.get(kDeadlineExpiredHeader);
@@ -91,6 +106,20 @@ bool IdempotentMethod(std::string_view m) {
 // not sent anything unasked.
 bool StillUsable(tcp::socket& s) {
   return s.is_open() && internal::PeekPeer(s.native_handle()) == internal::PeerState::quiet;
+}
+
+// Whether an answer shows that the request it answers did not take effect. A cutoff server
+// reports a stop or a refusal that came after its commit point as commit_ambiguous, so any
+// other code it names was reported before anything became durable; 4xx answers refuse the
+// request. A success, commit_ambiguous, `internal` or a 5xx that explains nothing (a proxy's
+// 502 after it forwarded the request) does not rule the effect out.
+bool RulesOutEffect(const Response& r) {
+  if (r.status >= 400 && r.status < 500) return true;
+  if (r.status < 500) return false;
+  if (deadline_expired(r)) return true;
+  const auto doc = parse_error_document(r.body);
+  if (!doc || !doc->code) return false;
+  return *doc->code != ErrorCode::commit_ambiguous && *doc->code != ErrorCode::internal;
 }
 
 std::string Millis(Duration d) {
@@ -146,8 +175,13 @@ struct Client::Impl {
     bool keep_alive = false;
   };
 
-  asio::awaitable<Exchanged> Exchange(Pooled& c, const bhttp::request<bhttp::string_body>& req, bool& wrote) {
-    co_await bhttp::async_write(c.stream, req, asio::use_awaitable);
+  // `began`: some of the request left (it may have reached the server whole, even when the
+  // write then reports cancellation). `wrote`: all of it did.
+  asio::awaitable<Exchanged> Exchange(Pooled& c, const bhttp::request<bhttp::string_body>& req, bool& began,
+                                      bool& wrote) {
+    auto [write_error, written] = co_await bhttp::async_write(c.stream, req, asio::as_tuple(asio::use_awaitable));
+    if (written > 0) began = true;
+    if (write_error) throw boost::system::system_error(write_error);
     wrote = true;
     beast::flat_buffer buffer;
     bhttp::response_parser<bhttp::string_body> parser;
@@ -163,10 +197,12 @@ struct Client::Impl {
     co_return out;
   }
 
-  // One attempt under min(ctx, attempt_timeout). Throws cutoff::Error.
+  // One attempt under min(ctx, attempt_timeout). Throws cutoff::Error; `delivery` says how
+  // far the request got, whatever happened.
   asio::awaitable<Response> Attempt(const Context& ctx, const ClientRequest& in, const Url& url,
-                                    bool& retry_safe) {
+                                    bool& retry_safe, Delivery& delivery) {
     retry_safe = false;
+    delivery = Delivery::not_sent;
     const Context attempt = ctx.with_timeout(options.attempt_timeout);
     const auto budget = format_budget_ms(attempt.deadline(), attempt.clock());
     if (!budget || ctx.stop_requested()) {
@@ -210,6 +246,7 @@ struct Client::Impl {
     req.prepare_payload();
 
     const std::string key = url.host + ":" + std::to_string(url.port);
+    bool began = false;
     bool wrote = false;
     bool reused = false;
     std::unique_ptr<Pooled> conn;
@@ -227,7 +264,15 @@ struct Client::Impl {
                       ctx.request_id());
         }
       }
-      Exchanged ex = co_await with_context(attempt, Exchange(*conn, req, wrote));
+      auto exchanging = with_context(attempt, Exchange(*conn, req, began, wrote));
+      Exchanged ex;
+      try {
+        ex = co_await std::move(exchanging);
+      } catch (...) {
+        if (began) delivery = Delivery::sent;
+        throw;
+      }
+      delivery = Delivery::answered;
       if (ex.keep_alive) GiveBack(key, std::move(conn));
       co_return std::move(ex.response);
     } catch (const Error& e) {
@@ -253,36 +298,95 @@ Client::Client(asio::any_io_executor executor, ClientOptions options)
 
 Client::~Client() = default;
 
-asio::awaitable<Response> Client::request(const Context& ctx, ClientRequest req) {
+asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req) {
+  Exchange out;
   const auto url = parse_url(req.url);
-  if (!url) throw Error(ErrorCode::invalid_argument, "not an http:// URL: " + req.url, ctx.request_id());
+  if (!url) {
+    out.error.emplace(ErrorCode::invalid_argument, "not an http:// URL: " + req.url, ctx.request_id());
+    co_return out;
+  }
   const bool may_retry = req.idempotent || IdempotentMethod(req.method);
+  const bool may_write = req.may_write.value_or(!safe_method(req.method));
+  const bool keyed = req.headers.contains("Idempotency-Key");
+  CommitLedger* ledger = ctx.commit_ledger();
+  // Whether any attempt may have taken effect; the ledger hears about each one at once, so a
+  // stop that lands while we back off, or after we return, is reported honestly upstream.
+  bool maybe_applied = false;
+  bool sent = false;  // some attempt left without an answer
+  auto note_possible_effect = [&] {
+    maybe_applied = true;
+    if (ledger) ledger->note_commit_point(keyed);
+  };
   const auto& options = impl_->options;
   Duration backoff = options.retry_backoff;
   std::optional<Response> last_response;
+  std::optional<Error> last_error;
   for (int attempt = 1;; ++attempt) {
     bool retry_safe = false;
-    std::exception_ptr failure;
+    Delivery delivery = Delivery::not_sent;
     try {
-      Response r = co_await impl_->Attempt(ctx, req, *url, retry_safe);
+      auto attempting = impl_->Attempt(ctx, req, *url, retry_safe, delivery);
+      Response r = co_await std::move(attempting);
+      if (may_write && !RulesOutEffect(r)) note_possible_effect();
       const bool transient = r.status == 502 || r.status == 503 || (r.status == 504 && !deadline_expired(r));
-      if (!transient || !may_retry || attempt >= options.max_attempts) co_return r;
+      last_error.reset();
       last_response = std::move(r);
+      if (!transient || !may_retry || attempt >= options.max_attempts) break;
     } catch (const Error& e) {
-      const bool retryable = e.code() == ErrorCode::unavailable || e.code() == ErrorCode::attempt_timeout;
-      if (!retryable || !retry_safe || !may_retry || attempt >= options.max_attempts) throw;
-      failure = std::current_exception();
+      if (delivery == Delivery::sent) {
+        sent = true;
+        if (may_write) note_possible_effect();
+      }
       last_response.reset();
+      last_error = e;
+      const bool retryable = e.code() == ErrorCode::unavailable || e.code() == ErrorCode::attempt_timeout;
+      if (!retryable || !retry_safe || !may_retry || attempt >= options.max_attempts) break;
     }
     // A backoff that would outlive the deadline is not waited: the last real outcome stands.
-    if (ctx.remaining() <= backoff) {
-      if (failure) std::rethrow_exception(failure);
-      co_return std::move(*last_response);
-    }
+    if (ctx.remaining() <= backoff) break;
     asio::steady_timer pause(co_await asio::this_coro::executor, backoff);
-    co_await with_context(ctx, pause.async_wait(asio::use_awaitable));
+    std::optional<Error> stopped;
+    try {
+      co_await with_context(ctx, pause.async_wait(asio::use_awaitable));
+    } catch (const Error& e) {
+      stopped = e;
+    } catch (const boost::system::system_error&) {  // our coroutine was cancelled through Asio
+      stopped = Error::stopped(ctx.stop_requested() ? ctx.stop_reason() : StopReason::cancelled, ctx.request_id());
+    }
+    if (stopped) {  // a stop while backing off is the outcome, not the answer before it
+      last_response.reset();
+      last_error = std::move(stopped);
+      break;
+    }
     backoff *= 2;
   }
+  if (last_response) {
+    out.delivery = Delivery::answered;
+    out.response = std::move(*last_response);
+    co_return out;
+  }
+  if (!maybe_applied) {  // nothing left, or only requests that do not write: the error stands
+    out.delivery = sent ? Delivery::sent : Delivery::not_sent;
+    out.error = std::move(last_error);
+    co_return out;
+  }
+  // Sent, no answer: the server may have acted on it. Reporting the stop or the timeout
+  // would read as "did not happen" one hop up.
+  out.delivery = Delivery::sent;
+  out.error.emplace(ErrorCode::commit_ambiguous,
+                    req.method + " " + req.url + " was sent but not answered (" + last_error->what() +
+                        "): it may have taken effect; " +
+                        (keyed ? "repeating it with the same Idempotency-Key is safe"
+                               : "reconcile before repeating it"),
+                    ctx.request_id());
+  co_return out;
+}
+
+asio::awaitable<Response> Client::request(const Context& ctx, ClientRequest req) {
+  auto exchanging = exchange(ctx, std::move(req));
+  Exchange x = co_await std::move(exchanging);
+  if (x.delivery != Delivery::answered) throw std::move(*x.error);
+  co_return std::move(x.response);
 }
 
 asio::awaitable<Response> Client::get(const Context& ctx, std::string url) {

@@ -24,6 +24,24 @@
 //   error surfaces.
 // Connection failures are `unavailable`. Responses of any status are returned, not thrown.
 //
+// What became of a request is one of three things, and `exchange()` says which (Delivery):
+// not sent (nothing left the client: a safe failure), sent and not answered (the server may
+// have acted on it), or answered. A request whose method may write (anything but GET, HEAD,
+// OPTIONS, TRACE) that was sent and not answered fails with `commit_ambiguous`, never with
+// the stop or timeout that cut it; the caller's CommitLedger (Context::commit_ledger) notes a
+// possible commit point for it, and so does an answer that does not rule the effect out (a
+// 2xx, a `commit_ambiguous` document, an unexplained 5xx). A 4xx, or a cutoff error document
+// with a code a server only uses before its commit point (deadline_exceeded, overloaded, ...),
+// rules it out. A request carrying `Idempotency-Key` is noted as keyed: repeating it with the
+// same key is safe (CommitLedger::retry_with_same_key_safe).
+//
+//   http::Exchange x = co_await client.exchange(ctx, std::move(req));
+//   switch (x.delivery) {
+//     case http::Delivery::answered: use(x.response); break;
+//     case http::Delivery::sent: /* x.error->code() == commit_ambiguous for a POST */ break;
+//     case http::Delivery::not_sent: /* nothing happened there: x.error says why */ break;
+//   }
+//
 // Thread-safe: one Client may serve many strands.
 #ifndef CUTOFF_HTTP_CLIENT_HPP_
 #define CUTOFF_HTTP_CLIENT_HPP_
@@ -39,6 +57,7 @@
 
 #include "cutoff/core/clock.hpp"
 #include "cutoff/core/context.hpp"
+#include "cutoff/core/error.hpp"
 #include "cutoff/http/message.hpp"
 
 namespace cutoff::http {
@@ -59,7 +78,30 @@ struct ClientRequest {
   Headers headers;
   std::string body;
   bool idempotent = false;  // allow retries for a non-idempotent method (e.g. a keyed POST)
+  // Whether the request may take effect on the server. nullopt: by its method (all but the
+  // safe methods may). False for a POST that only reads, such as a GraphQL query: a stop
+  // after it left is then reported as the stop, not as commit_ambiguous.
+  std::optional<bool> may_write;
 };
+
+// What became of a request, as far as the client can know.
+enum class Delivery : std::uint8_t {
+  not_sent,  // no byte of it left the client (no connection, spent budget, stopped before)
+  sent,      // some or all of it left and no answer came back: the server may have acted on it
+  answered,  // a response came back (of any status)
+};
+std::string_view to_string(Delivery d) noexcept;
+
+// The outcome of one request: the response when answered, otherwise the error.
+struct Exchange {
+  Delivery delivery = Delivery::not_sent;
+  Response response;          // answered only
+  std::optional<Error> error;  // set unless answered
+};
+
+// True for the methods that do not write (GET, HEAD, OPTIONS, TRACE): a request with any other
+// method that was sent may have taken effect.
+bool safe_method(std::string_view method) noexcept;
 
 // An http:// URL split for connecting. nullopt for anything else (https, userinfo, bad port).
 struct Url {
@@ -79,6 +121,10 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  // Never throws for what happened to the request (see Delivery); throws only std::bad_alloc
+  // and the like.
+  boost::asio::awaitable<Exchange> exchange(const Context& ctx, ClientRequest req);
+  // exchange(), with the error thrown unless answered.
   boost::asio::awaitable<Response> request(const Context& ctx, ClientRequest req);
   boost::asio::awaitable<Response> get(const Context& ctx, std::string url);
   boost::asio::awaitable<Response> post(const Context& ctx, std::string url, std::string body,

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <thread>
 
+#include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/trace.hpp"
@@ -74,6 +77,27 @@ class ClientTest : public ::testing::Test {
       ++calls_;
       co_return Response::text(503, "busy");
     });
+    // No answer until the client goes away: the server does not bind the budget it is sent,
+    // so only the client's stop ends the exchange.
+    for (const char* method : {"GET", "POST"}) {
+      server_->route(
+          method, "/hang",
+          [this](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+            ++calls_;
+            auto sleeping = with_context(ctx, Sleep(1500ms));  // longer than any client here waits
+            co_await std::move(sleeping);
+            co_return Response::text(200, "done");
+          },
+          {.name = "hang", .bind_deadline = false});
+    }
+    server_->route("POST", "/answer", [this](const Request& req, const Context&) -> asio::awaitable<Response> {
+      ++calls_;
+      // The body names the answer: "200", or an error code the server reports as a document.
+      if (req.body == "200") co_return Response::json(200, "{}");
+      const auto code = parse_error_code(req.body);
+      if (!code) co_return Response::text(502, "bad gateway");
+      throw Error(*code, "as asked");
+    });
     server_->route("GET", "/expired", [this](const Request&, const Context&) -> asio::awaitable<Response> {
       ++calls_;
       Response r = Response::text(504, "spent");
@@ -88,6 +112,22 @@ class ClientTest : public ::testing::Test {
   void TearDown() override {
     server_->shutdown(100ms);
     thread_.join();
+  }
+
+  // A child of `parent` that is stopped (cancelled) as soon as the server has started
+  // handling one more request.
+  asio::awaitable<Context> StopWhenServed(Context parent) {
+    auto [ctx, source] = parent.with_cancel();
+    const int before = calls_.load();
+    asio::co_spawn(
+        co_await asio::this_coro::executor,
+        [this, before, source = source]() -> asio::awaitable<void> {
+          for (int i = 0; i < 2000 && calls_.load() == before; ++i) co_await Sleep(2ms);
+          co_await Sleep(5ms);  // the server is inside its handler
+          source.request_stop(StopReason::cancelled);
+        },
+        asio::detached);
+    co_return ctx;
   }
 
   template <typename F>
@@ -232,6 +272,97 @@ TEST_F(ClientTest, ABackoffThatWouldOutliveTheDeadlineIsNotWaited) {
   });
   EXPECT_EQ(status, 503);  // the last real answer
   EXPECT_LT(SteadyClock::now() - t0, 400ms * TimeScale());
+}
+
+// Not sent, sent without an answer, answered: and what each does to the caller's ledger.
+TEST_F(ClientTest, DeliveryTellsNotSentFromSentFromAnswered) {
+  auto ledger = std::make_shared<CommitLedger>();
+  const Context base = Context::background().with_commit_ledger(ledger);
+  auto post = [&](std::string url, std::string body, bool keyed) {
+    ClientRequest req{.method = "POST", .url = std::move(url), .body = std::move(body)};
+    if (keyed) req.headers.set("Idempotency-Key", "k-1");
+    return req;
+  };
+  std::uint16_t closed_port = 0;
+  {
+    asio::io_context io;
+    asio::ip::tcp::acceptor a(io, {asio::ip::make_address("127.0.0.1"), 0});
+    closed_port = a.local_endpoint().port();
+  }
+  // Awaitables and their arguments in named variables (g++ 12 and temporaries in co_await).
+  WithClient({}, [&](Client& c) -> asio::awaitable<int> {
+    // Not sent: a spent budget, a refused connection. Safe failures; the ledger is untouched.
+    const Context spent = base.with_timeout(0ms);
+    auto a1 = c.exchange(spent, post(base_ + "/hang", "", false));
+    Exchange x = co_await std::move(a1);
+    EXPECT_EQ(x.delivery, Delivery::not_sent);
+    EXPECT_EQ(x.error->code(), ErrorCode::deadline_exceeded);
+    auto a2 = c.exchange(base, post("http://127.0.0.1:" + std::to_string(closed_port) + "/", "", false));
+    x = co_await std::move(a2);
+    EXPECT_EQ(x.delivery, Delivery::not_sent);
+    EXPECT_EQ(x.error->code(), ErrorCode::unavailable);
+    EXPECT_EQ(calls_.load(), 0);
+    EXPECT_FALSE(ledger->may_have_written());
+
+    // Sent, no answer, a method that may write: commit_ambiguous, never the stop. The caller
+    // stops once the server has the request (not on a timer: a slow connect is "not sent").
+    auto arming_short = StopWhenServed(base);
+    const Context short_ctx = co_await std::move(arming_short);
+    auto a3 = c.exchange(short_ctx, post(base_ + "/hang", "", false));
+    x = co_await std::move(a3);
+    EXPECT_EQ(x.delivery, Delivery::sent);
+    EXPECT_EQ(x.error->code(), ErrorCode::commit_ambiguous) << x.error->what();
+    EXPECT_NE(x.error->message().find("reconcile"), std::string::npos) << x.error->message();
+    EXPECT_EQ(ledger->commit_points(), 1u);
+    EXPECT_FALSE(ledger->retry_with_same_key_safe());
+
+    // The same under an idempotency key, through request(): thrown, and a keyed retry is safe.
+    auto keyed_ledger = std::make_shared<CommitLedger>();
+    const Context keyed_base = Context::background().with_commit_ledger(keyed_ledger);
+    auto arming = StopWhenServed(keyed_base);
+    const Context keyed_ctx = co_await std::move(arming);
+    try {
+      auto a4 = c.request(keyed_ctx, post(base_ + "/hang", "", true));
+      (void)co_await std::move(a4);
+      ADD_FAILURE() << "answered";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::commit_ambiguous);
+      EXPECT_NE(e.message().find("same Idempotency-Key is safe"), std::string::npos) << e.message();
+    }
+    EXPECT_TRUE(keyed_ledger->retry_with_same_key_safe());
+
+    // A GET that was sent and not answered wrote nothing: the stop stands.
+    auto read_ledger = std::make_shared<CommitLedger>();
+    const Context read_base = Context::background().with_commit_ledger(read_ledger);
+    auto arming_read = StopWhenServed(read_base);
+    const Context read_ctx = co_await std::move(arming_read);
+    auto a5 = c.exchange(read_ctx, ClientRequest{.url = base_ + "/hang"});
+    x = co_await std::move(a5);
+    EXPECT_EQ(x.delivery, Delivery::sent) << (x.error ? x.error->what() : "answered");
+    EXPECT_EQ(x.error->code(), ErrorCode::cancelled);
+    EXPECT_FALSE(read_ledger->may_have_written());
+
+    // Answered: the answer says whether the effect can have happened.
+    struct Case {
+      std::string body;
+      int status;
+      bool may_have_written;
+    };
+    const std::vector<Case> cases = {{"200", 200, true},           {"commit_ambiguous", 500, true},
+                                     {"internal", 500, true},      {"nonsense", 502, true},
+                                     {"overloaded", 503, false},   {"deadline_exceeded", 504, false},
+                                     {"invalid_argument", 400, false}, {"idempotency_conflict", 409, false}};
+    for (const Case& k : cases) {
+      auto l = std::make_shared<CommitLedger>();
+      const Context ctx = Context::background().with_commit_ledger(l).with_timeout(5s);
+      auto a6 = c.exchange(ctx, post(base_ + "/answer", k.body, false));
+      x = co_await std::move(a6);
+      EXPECT_EQ(x.delivery, Delivery::answered) << k.body;
+      EXPECT_EQ(x.response.status, k.status) << k.body;
+      EXPECT_EQ(l->may_have_written(), k.may_have_written) << k.body;
+    }
+    co_return 0;
+  });
 }
 
 TEST_F(ClientTest, RefusedConnectionsAreUnavailable) {

@@ -17,7 +17,13 @@
 //   (nested ones share it). An invocation that ends with a stop (deadline_exceeded,
 //   cancelled or shutdown) while the ledger says something may have been written fails with
 //   `commit_ambiguous` (non-retryable) instead, whatever the stop's reason; the message
-//   names the reason. See docs/operations.md.
+//   names the reason. So does one that fails with attempt_timeout, unavailable or overloaded
+//   then (a later step was refused or timed out; the earlier commit may stand). See
+//   docs/operations.md.
+// - Idempotency keys: InvokeOptions::idempotency_key reaches the handler as
+//   Call::idempotency_key when the operation declares takes_idempotency_key(); otherwise the
+//   invocation is refused with invalid_argument before anything runs. A commit_ambiguous
+//   outcome of a keyed invocation says that retrying with the same key is safe.
 //
 // Errors are cutoff::Error: not_found for an unknown operation, the stop's code, or
 // commit_ambiguous; errors thrown by handlers and hooks pass through unchanged.

@@ -126,6 +126,18 @@ Registry MakeRegistry(Counters& counters) {
     co_return json::object{{"ledger", reinterpret_cast<std::uintptr_t>(call.ctx.commit_ledger())},
                            {"operation", call.ctx.operation()}};
   });
+  // Takes idempotency keys: returns the one it got; commits and works on when asked to.
+  r.bind("t.keyed")
+      .takes_idempotency_key()
+      .deadline(60s)
+      .handler([&counters](const Call& call) -> asio::awaitable<json::value> {
+        ++counters.handler;
+        if (call.args.as_object().contains("commit")) {
+          call.ctx.commit_ledger()->note_commit_point(call.idempotency_key.has_value());
+          co_await testing::Sleep(10s);
+        }
+        co_return json::object{{"key", call.idempotency_key ? json::value(*call.idempotency_key) : json::value()}};
+      });
   r.bind("t.invalid").handler([](const Call& call) -> asio::awaitable<json::value> {
     throw Error(ErrorCode::invalid_argument, "bad args", call.ctx.request_id());
     co_return nullptr;
@@ -297,6 +309,55 @@ TEST_F(InvokerTest, DeadlineAfterTheCommitIsCommitAmbiguous) {
   EXPECT_NE(o.error->message().find("deadline_exceeded"), std::string::npos);
   EXPECT_NE(o.error->message().find("t.commit"), std::string::npos);
   EXPECT_LT(o.took, Scaled(1500ms));
+}
+
+TEST_F(InvokerTest, AnIdempotencyKeyReachesOnlyAnOperationThatTakesOne) {
+  InvokeOptions keyed;
+  keyed.idempotency_key = "order-17";
+  Outcome o = Invoke(invoker_, Context(), "t.keyed", json::object(), keyed);
+  ASSERT_TRUE(o.result) << (o.error ? o.error->what() : "");
+  EXPECT_EQ(json::serialize(*o.result), R"({"key":"order-17"})");
+  o = Invoke(invoker_, Context(), "t.keyed");
+  EXPECT_EQ(json::serialize(*o.result), R"({"key":null})");
+  // A key nobody honours is refused before anything runs: the caller would believe its
+  // retries safe.
+  const int before = counters_.handler;
+  o = Invoke(invoker_, Context(), "t.hooked", json::object(), keyed);
+  EXPECT_EQ(o.code(), ErrorCode::invalid_argument);
+  EXPECT_NE(o.error->message().find("does not take an idempotency key"), std::string::npos) << o.error->message();
+  EXPECT_EQ(counters_.handler.load(), before);
+}
+
+TEST_F(InvokerTest, AKeyedInvocationStoppedAfterItsCommitSaysRetryingWithTheKeyIsSafe) {
+  InvokeOptions keyed;
+  keyed.idempotency_key = "order-18";
+  keyed.budget = Scaled(100ms);
+  Outcome o = Invoke(invoker_, Context(), "t.keyed", json::object{{"commit", true}}, keyed);
+  EXPECT_EQ(o.code(), ErrorCode::commit_ambiguous);
+  EXPECT_NE(o.error->message().find("retry with the same Idempotency-Key"), std::string::npos) << o.error->message();
+  // Unkeyed, the same stop says to reconcile.
+  o = Invoke(invoker_, Context(), "t.commit", json::object{{"work_ms", 1}, {"after_ms", 10'000}},
+             {.budget = Scaled(100ms)});
+  EXPECT_EQ(o.code(), ErrorCode::commit_ambiguous);
+  EXPECT_NE(o.error->message().find("reconcile"), std::string::npos) << o.error->message();
+}
+
+// A later step that times out or is refused after a commit point is no safe failure either.
+TEST_F(InvokerTest, AnInfrastructureFailureAfterACommitIsCommitAmbiguous) {
+  Registry r;
+  r.bind("t.late_refusal").handler([](const Call& call) -> asio::awaitable<json::value> {
+    call.ctx.commit_ledger()->note_commit_point();
+    throw Error(ErrorCode::unavailable, "the notification service is down", call.ctx.request_id());
+    co_return nullptr;
+  });
+  r.bind("t.early_refusal").handler([](const Call& call) -> asio::awaitable<json::value> {
+    throw Error(ErrorCode::unavailable, "the database is down", call.ctx.request_id());
+    co_return nullptr;
+  });
+  r.freeze();
+  const Invoker invoker(r);
+  EXPECT_EQ(Invoke(invoker, Context(), "t.late_refusal").code(), ErrorCode::commit_ambiguous);
+  EXPECT_EQ(Invoke(invoker, Context(), "t.early_refusal").code(), ErrorCode::unavailable);
 }
 
 TEST_F(InvokerTest, CommitWithinTheBudgetSucceeds) {

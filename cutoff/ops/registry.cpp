@@ -15,6 +15,7 @@ struct OpSpec {
   std::optional<std::string> tag;
   std::optional<boost::json::value> request_schema;
   std::optional<boost::json::value> response_schema;
+  bool takes_idempotency_key = false;
   std::vector<BeforeHook> before;
   std::vector<AfterHook> after;
 };
@@ -93,6 +94,7 @@ ResolvedOperation Registry::Impl::Resolve(const OpSpec& op) const {
   r.info.description = op.description;
   r.info.request_schema = op.request_schema;
   r.info.response_schema = op.response_schema;
+  r.info.takes_idempotency_key = op.takes_idempotency_key;
   r.handler = op.handler;
 
   // Deadline: the minimum of all; on equal budgets the plan, then the more specific patch,
@@ -183,6 +185,11 @@ Registry::OperationBuilder& Registry::OperationBuilder::request_schema(boost::js
 }
 Registry::OperationBuilder& Registry::OperationBuilder::response_schema(boost::json::value schema) {
   spec().response_schema = std::move(schema);
+  return *this;
+}
+
+Registry::OperationBuilder& Registry::OperationBuilder::takes_idempotency_key() {
+  spec().takes_idempotency_key = true;
   return *this;
 }
 

@@ -57,6 +57,11 @@ struct InvokeOptions {
   // The caller's own budget, combined with the context's deadline and the operation's by
   // `min`. Zero or less: already spent (fails fast with deadline_exceeded).
   std::optional<Duration> budget;
+  // The caller's idempotency key (HTTP `Idempotency-Key`): the operation must declare that it
+  // takes one (OperationBuilder::takes_idempotency_key), else the invocation is refused with
+  // invalid_argument: a key nobody honours would make the caller believe its retries safe.
+  // Nested invocations do not inherit it; a key names one invocation.
+  std::optional<std::string> idempotency_key;
 };
 
 // What a handler and its hooks receive. Valid until the handler's (or hook's) awaitable
@@ -68,6 +73,9 @@ struct Call {
   Context ctx;
   boost::json::value args;
   const Invoker* invoker = nullptr;
+  // The caller's idempotency key, for an operation that takes one: pass it to the effect
+  // region that records the outcome (effects::EffectRequest::idempotency_key).
+  std::optional<std::string> idempotency_key;
 
   // Dispatches another operation as part of this one: it inherits `ctx` (deadline, stop,
   // ledger) and can only tighten it.
@@ -100,6 +108,7 @@ struct OperationInfo {
   DeadlineSource deadline_source;
   std::optional<boost::json::value> request_schema;   // JSON Schema of the args, if declared
   std::optional<boost::json::value> response_schema;  // JSON Schema of the result, if declared
+  bool takes_idempotency_key = false;  // honours InvokeOptions::idempotency_key
 };
 
 // An operation ready to run: patches applied, hooks in running order.
@@ -124,6 +133,9 @@ class Registry {
     OperationBuilder& tag(std::string tag);
     OperationBuilder& request_schema(boost::json::value schema);
     OperationBuilder& response_schema(boost::json::value schema);
+    // The handler honours Call::idempotency_key: a repeat with the same key returns the first
+    // outcome instead of applying the operation again (it records the key with its effect).
+    OperationBuilder& takes_idempotency_key();
     Registry& finish() noexcept { return *registry_; }
 
    private:

@@ -410,6 +410,7 @@ asio::awaitable<void> ModeRun::User(std::string id, std::string query, bool fast
   req.url = gateway_url_;
   req.headers.set("Content-Type", "application/json");
   req.body = json::serialize(json::object{{"query", query}});
+  req.may_write = false;  // queries: a user who gives up gave up, nothing can have landed
   try {
     http::Response r = co_await client_->request(ctx, std::move(req));
     json::error_code ec;

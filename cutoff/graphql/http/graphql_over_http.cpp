@@ -189,6 +189,9 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
     if (!result.errors.empty() && IsStopCode(result.errors.front().code)) {
       status = result.errors.front().code == "SHUTTING_DOWN" ? 503 : 504;
     }
+    // A stop after a mutation's effect may have landed: never a 4xx, never a retryable 504.
+    if (!result.errors.empty() && result.errors.front().code == info(ErrorCode::commit_ambiguous).graphql_code)
+      status = info(ErrorCode::commit_ambiguous).http_status;
   }
   HttpResponse out = HttpResponse::json(status, std::move(result).to_json(), content_type);
   if (status == 504) out.headers.set(http::kDeadlineExpiredHeader, "1");

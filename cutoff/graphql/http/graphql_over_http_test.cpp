@@ -11,6 +11,7 @@
 #include "cutoff/graphql/fixture.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/testing/run_sync.hpp"
+#include "cutoff/testing/sleep.hpp"
 #include "cutoff/testing/time_scale.hpp"
 
 namespace cutoff::graphql {
@@ -182,6 +183,39 @@ TEST(GraphQLOverHttpErrors, UnexpectedErrorsAreMaskedAndLoggedWithTheRequestId) 
   const std::string expected =
       R"({"event":"graphql_error","request_id":"req-42","operation":"Q","path":"broken","message":"db password=hunter2"})";
   EXPECT_NE(std::find(lines.begin(), lines.end(), expected), lines.end());
+}
+
+// A whole-response stop after a mutation's effect may have landed is a 500 COMMIT_AMBIGUOUS,
+// neither a 4xx nor a retryable 504.
+TEST(GraphQLOverHttpMutations, AWholeResponseStopAfterAnEffectIs500CommitAmbiguous) {
+  auto built = Schema::from_sdl("type Query { q: Int } type Mutation { order: Int }");
+  ASSERT_TRUE(built.ok());
+  std::unique_ptr<Schema> schema = std::move(built.schema);
+  schema->resolve_async("Mutation", "order", [](FieldContext& f) -> asio::awaitable<Data> {
+    f.ctx.commit_ledger()->note_commit_point(/*idempotency_keyed=*/true);  // the effect left
+    co_await testing::Sleep(10s);
+    co_return Data::from(1);
+  });
+  asio::io_context io;
+  http::Server server(io.get_executor());
+  GraphQLHttpOptions options;
+  options.execution.policy = StopPolicy::whole_response;
+  mount_graphql(server, "/graphql", *schema, options, {.name = "graphql", .stop_grace = 250ms});
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.listen("127.0.0.1", 0)) + "/graphql";
+  std::thread thread([&] { io.run(); });
+  http::Response r = testing::RunSync([&]() -> asio::awaitable<http::Response> {
+    http::Client client(co_await asio::this_coro::executor);
+    ClientRequest req{.method = "POST", .url = url, .body = R"({"query": "mutation { order }"})"};
+    req.headers.set("Content-Type", "application/json");
+    req.headers.set("Accept", "application/graphql-response+json");
+    req.headers.set("Deadline-Budget-Ms", "100");
+    co_return co_await client.request(Context::background().with_timeout(10s), req);
+  });
+  EXPECT_EQ(r.status, 500) << r.body;
+  EXPECT_NE(r.body.find("COMMIT_AMBIGUOUS"), std::string::npos) << r.body;
+  EXPECT_FALSE(r.headers.contains("Deadline-Expired"));
+  server.shutdown(100ms);
+  thread.join();
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/ops/invoker.hpp"
@@ -42,7 +44,16 @@ void mount_operations(http::Server& server, const Registry& registry, MountOptio
               throw Error(ErrorCode::invalid_argument, "the request body is not valid JSON: " + ec.message(),
                           ctx.request_id());
           }
-          json::value result = co_await invoker->invoke(ctx, name, std::move(args));
+          // The key names this invocation; the operation records it with its effect (or
+          // the invocation is refused: a key nobody honours is worse than none).
+          InvokeOptions invoke;
+          const std::vector<std::string_view> keys = req.headers.get_all("Idempotency-Key");
+          if (keys.size() > 1)
+            throw Error(ErrorCode::invalid_argument,
+                        "send one Idempotency-Key header, not " + std::to_string(keys.size()), ctx.request_id());
+          if (!keys.empty()) invoke.idempotency_key = std::string(keys.front());
+          auto invoking = invoker->invoke(ctx, name, std::move(args), std::move(invoke));
+          json::value result = co_await std::move(invoking);
           co_return http::Response::json(200, json::serialize(result));
         },
         std::move(route));

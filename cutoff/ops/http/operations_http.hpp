@@ -13,6 +13,10 @@
 //   {"error":{"code":..,"message":..,"request_id":..}} with its status: 400 for a body that is
 //   not JSON, 404 for an unknown operation, 504 with `Deadline-Expired: 1` for
 //   deadline_exceeded, 500 for commit_ambiguous.
+// - `Idempotency-Key: K` is passed to the invocation (InvokeOptions::idempotency_key): an
+//   operation that takes keys records K with its effect, so the same key again returns the
+//   first answer; an operation that does not is refused with 400 rather than run unprotected.
+//   More than one Idempotency-Key header is 400.
 // - `GET /catalog.json` and `GET /openapi.json` serve catalog_json() and openapi_document().
 #ifndef CUTOFF_OPS_HTTP_OPERATIONS_HTTP_HPP_
 #define CUTOFF_OPS_HTTP_OPERATIONS_HTTP_HPP_

@@ -49,6 +49,28 @@ class OperationsHttp : public ::testing::Test {
       co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
       co_return json::object{{"committed", true}};
     });
+    registry_.bind("h.keyed")
+        .takes_idempotency_key()
+        .deadline(60s)
+        .handler([](const Call& call) -> asio::awaitable<json::value> {
+          if (call.args.as_object().contains("commit")) {
+            call.ctx.commit_ledger()->note_commit_point(true);
+            co_await testing::Sleep(10s);
+          }
+          co_return json::object{{"key", call.idempotency_key ? json::value(*call.idempotency_key) : json::value()}};
+        });
+    // POSTs to another service (a write, as far as the client knows), then works on for
+    // `after_ms`: its effect lives over there.
+    registry_.bind("h.forward").deadline(60s).handler([this](const Call& call) -> asio::awaitable<json::value> {
+      const auto& a = call.args.as_object();
+      http::Client client(co_await asio::this_coro::executor, {.attempt_timeout = 60s});
+      http::ClientRequest req{.method = "POST", .url = base_ + "/remote", .body = json::serialize(a.at("remote_ms"))};
+      req.headers.set("Content-Type", "application/json");
+      auto calling = client.request(call.ctx, std::move(req));
+      http::Response r = co_await std::move(calling);
+      co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
+      co_return json::object{{"remote_status", r.status}};
+    });
     registry_.bind("h.bad").handler([](const Call& call) -> asio::awaitable<json::value> {
       throw Error(ErrorCode::invalid_argument, "ms must be a number", call.ctx.request_id());
       co_return nullptr;
@@ -57,6 +79,15 @@ class OperationsHttp : public ::testing::Test {
     registry_.freeze();
     server_ = std::make_unique<http::Server>(io_.get_executor());
     mount_operations(*server_, registry_);
+    // Another service's write: it takes the body's milliseconds whatever budget it is sent, so
+    // only the caller's own stop can end the exchange early.
+    server_->route(
+        "POST", "/remote",
+        [](const http::Request& req, const Context&) -> asio::awaitable<http::Response> {
+          co_await testing::Sleep(std::chrono::milliseconds(std::stoll(req.body)));
+          co_return http::Response::json(200, "{}");
+        },
+        {.name = "remote", .bind_deadline = false});
     port_ = server_->listen("127.0.0.1", 0);
     base_ = "http://127.0.0.1:" + std::to_string(port_);
     thread_ = std::thread([this] { io_.run(); });
@@ -183,10 +214,51 @@ TEST_F(OperationsHttp, LateStopAfterACommitIs500CommitAmbiguous) {
   EXPECT_EQ(a.response.status, 504);
 }
 
+TEST_F(OperationsHttp, TheIdempotencyKeyHeaderReachesTheOperation) {
+  Answer a = Post("h.keyed", "{}", {{"Idempotency-Key", "order-17"}});
+  ASSERT_EQ(a.response.status, 200) << a.response.body;
+  EXPECT_EQ(a.body.at("key"), "order-17");
+  // An operation that does not take keys refuses one rather than run unprotected.
+  a = Post("h.count", "{}", {{"Idempotency-Key", "order-17"}});
+  EXPECT_EQ(a.response.status, 400) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "invalid_argument");
+  EXPECT_EQ(calls_, 0);
+  // Two keys: which one would be honoured?
+  http::ClientRequest twice{.method = "POST", .url = "/ops/h.keyed", .body = "{}"};
+  twice.headers.add("Idempotency-Key", "a");
+  twice.headers.add("Idempotency-Key", "b");
+  a = Send(std::move(twice));
+  EXPECT_EQ(a.response.status, 400) << a.response.body;
+  // A keyed call stopped after its commit point: 500 commit_ambiguous, retry with the key.
+  a = Post("h.keyed", R"({"commit": true})",
+           {{"Idempotency-Key", "order-18"}, {"Deadline-Budget-Ms", std::to_string(ScaledMs(150ms))}});
+  EXPECT_EQ(a.response.status, 500) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "commit_ambiguous");
+  EXPECT_NE(json::serialize(a.body.at("error").at("message")).find("same Idempotency-Key"), std::string::npos)
+      << a.response.body;
+}
+
+// An effect in another service, reached over HTTP, is a commit point like a local one.
+TEST_F(OperationsHttp, AStopAfterARemoteWriteLeftIs500CommitAmbiguous) {
+  const std::string budget = std::to_string(ScaledMs(150ms));
+  // Sent, never answered within the budget.
+  Answer a = Post("h.forward", R"({"remote_ms": 10000, "after_ms": 0})", {{"Deadline-Budget-Ms", budget}});
+  EXPECT_EQ(a.response.status, 500) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "commit_ambiguous");
+  // Answered, then stopped in the caller's own later work.
+  a = Post("h.forward", R"({"remote_ms": 0, "after_ms": 10000})", {{"Deadline-Budget-Ms", budget}});
+  EXPECT_EQ(a.response.status, 500) << a.response.body;
+  EXPECT_EQ(a.body.at("error").at("code"), "commit_ambiguous");
+  // Within the budget: the remote answer comes back.
+  a = Post("h.forward", R"({"remote_ms": 0, "after_ms": 0})");
+  EXPECT_EQ(a.response.status, 200) << a.response.body;
+  EXPECT_EQ(a.body.at("remote_status"), 200);
+}
+
 TEST_F(OperationsHttp, ServesTheCatalogAndTheOpenApiDocument) {
   Answer a = Send({.url = "/catalog.json"});
   ASSERT_EQ(a.response.status, 200);
-  EXPECT_EQ(a.body.at("operations").as_array().size(), 5u);
+  EXPECT_EQ(a.body.at("operations").as_array().size(), 7u);
   a = Send({.url = "/openapi.json"});
   ASSERT_EQ(a.response.status, 200);
   EXPECT_EQ(a.body.at("openapi"), "3.1.0");
