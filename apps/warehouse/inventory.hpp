@@ -65,6 +65,9 @@ struct InventoryOptions {
   std::chrono::milliseconds effect_timeout{2'000};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
+  // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions);
+  // null: nowhere. Must outlive the Inventory.
+  observe::Registry* metrics = nullptr;
 };
 
 struct InventoryStats {

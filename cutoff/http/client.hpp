@@ -23,6 +23,10 @@
 //   everywhere. A backoff that would outlive the deadline is not waited out; the last real
 //   error surfaces.
 // Connection failures are `unavailable`. Responses of any status are returned, not thrown.
+// With `metrics` set, each attempt stopped in flight counts in
+// cutoff_stops_total{layer="http_client", reason} (the caller's stop reason, or
+// `attempt_timeout`) and its overshoot (stop → the call returned, its connection closed) in
+// cutoff_overshoot_seconds{layer="http_client"}.
 //
 // Thread-safe: one Client may serve many strands.
 #ifndef CUTOFF_HTTP_CLIENT_HPP_
@@ -41,6 +45,10 @@
 #include "cutoff/core/context.hpp"
 #include "cutoff/http/message.hpp"
 
+namespace cutoff::observe {
+class Registry;
+}
+
 namespace cutoff::http {
 
 struct ClientOptions {
@@ -51,6 +59,7 @@ struct ClientOptions {
   std::size_t max_idle_per_host = 32;
   Duration max_idle_time = std::chrono::seconds(30);  // pooled connections older are closed
   std::size_t max_response_bytes = 16 * 1024 * 1024;
+  observe::Registry* metrics = nullptr;  // stops and overshoot (see above); null: none
 };
 
 struct ClientRequest {
