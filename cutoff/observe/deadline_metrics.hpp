@@ -9,7 +9,8 @@
 // - What did each layer stop, and how long did the stopped work take to return? Every layer
 //   that holds running work counts it in cutoff_stops_total{layer, reason} and observes
 //   cutoff_overshoot_seconds{layer} (stop requested → work returned), with `layer` one of
-//   http (a handler), graphql (a field), sql (a statement), http_client (an outbound call).
+//   http (a handler), graphql (a field; the executor also reports the fields it never started
+//   after the stop, with zero overshoot), sql (a statement), http_client (an outbound call).
 //   One request stopped at the deadline may count once at each layer it had work in, so sum
 //   by layer, not across layers.
 // Orphaned backend work, cutoff_orphaned_work_seconds{backend}, is recorded by the SQL

@@ -12,14 +12,15 @@ DriverMetrics::DriverMetrics(observe::Registry& registry, std::string_view backe
       orphaned_(observe::DeadlineMetrics(registry).orphaned_work.with({backend})),
       unobserved_(observe::DeadlineMetrics(registry).orphaned_work_unobserved.with({backend})) {}
 
-void DriverMetrics::stopped(const Context& ctx, const observe::StopStamp& stamp) const noexcept {
-  StopReason reason = ctx.stop_reason();
+void DriverMetrics::stopped(const Context& ctx, const observe::StopStamp& stamp,
+                            StopReason reason) const noexcept {
+  if (reason == StopReason::none) reason = ctx.stop_reason();
   const bool past_deadline = !ctx.deadline().is_never() && ctx.deadline().expired(ctx.clock());
   if (reason == StopReason::none && past_deadline) reason = StopReason::deadline_exceeded;
   if (reason == StopReason::none) return;
   Duration overshoot = stamp.since_stop();
-  if (reason == StopReason::deadline_exceeded && past_deadline)
-    overshoot = ctx.clock().now() - ctx.deadline().time_point();
+  if (reason == StopReason::deadline_exceeded && !ctx.deadline().is_never())
+    overshoot = ctx.clock().now() - ctx.deadline().time_point();  // may be early: counted as zero
   stops_.record(reason, overshoot);
 }
 

@@ -27,8 +27,10 @@ class DriverMetrics {
   DriverMetrics(observe::Registry& registry, std::string_view backend);
 
   // A statement that failed while `ctx` was stopped, or past its deadline, was stopped:
-  // counts it. The overshoot runs from the deadline for a deadline stop, else from `stamp`.
-  void stopped(const Context& ctx, const observe::StopStamp& stamp) const noexcept;
+  // counts it, with `reason` when the driver knows it (the server ended the statement at the
+  // budget). The overshoot runs from the deadline for a deadline stop, else from `stamp`.
+  void stopped(const Context& ctx, const observe::StopStamp& stamp,
+               StopReason reason = StopReason::none) const noexcept;
   // The same, when the driver saw the stop itself at `stopped_at` (steady clock).
   void stopped(StopReason reason, TimePoint stopped_at) const noexcept;
 

@@ -463,7 +463,8 @@ class PgConnection final : public Connection {
       // Classified by what this client did, not by the server's words.
       if (cancel_sent_ && stop_seen_ != StopReason::none) throw Error::stopped(stop_seen_, ctx.request_id());
       if (budget_sent && ctx.remaining() <= 10ms) {  // our statement_timeout: the budget ran out
-        if (metrics_) metrics_->stopped(ctx, observe::StopStamp());  // the server stopped it at the deadline
+        if (metrics_)  // the server ended it at the budget
+          metrics_->stopped(ctx, observe::StopStamp(), StopReason::deadline_exceeded);
         throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
       }
       if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
