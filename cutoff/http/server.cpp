@@ -731,7 +731,8 @@ asio::awaitable<Response> Server::Impl::RunHandler(const RouteEntry& route, cons
     co_return co_await route.handler(req, ctx);
   } catch (const Error& e) {
     failed = e.code();
-    if (e.code() == ErrorCode::commit_ambiguous && deadline) deadline->commit_ambiguous.with({ctx.operation()}).inc();
+    if (e.code() == ErrorCode::commit_ambiguous && deadline)
+      deadline->route_commit_ambiguous.with({RouteName(route)}).inc();
     if (e.code() == ErrorCode::internal) LogInternal(ctx, e.message());
     co_return ErrorResponse(e.code(), e.message(), ctx.request_id());
   } catch (const boost::system::system_error& e) {

@@ -411,7 +411,7 @@ TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
   auto s = Connect();
   bhttp::request<bhttp::string_body> post{bhttp::verb::post, "/ambiguous", 11};
   EXPECT_EQ(Send(s, std::move(post)).result_int(), 500);
-  EXPECT_EQ(MetricValue("cutoff_commit_ambiguous_total{operation=\"PlaceOrder\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_http_commit_ambiguous_total{route=\"PlaceOrder\"}"), 1);
 }
 
 TEST_F(BasicServer, HeadersThatWouldSplitTheResponseAreDropped) {

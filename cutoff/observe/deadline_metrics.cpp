@@ -12,6 +12,9 @@ DeadlineMetrics::DeadlineMetrics(Registry& registry)
                                                "HTTP requests cut by their deadline, by route.", {"route"})),
       route_stopped(registry.counter("cutoff_http_stopped_total", "HTTP requests cut by any stop, by route and reason.",
                                      {"route", "reason"})),
+      route_commit_ambiguous(registry.counter("cutoff_http_commit_ambiguous_total",
+                                              "HTTP requests whose handler failed with commit_ambiguous, by route.",
+                                              {"route"})),
       field_deadline_exceeded(registry.counter("cutoff_graphql_field_deadline_exceeded_total",
                                                "GraphQL fields cut by their deadline, by operation and field path.",
                                                {"operation", "field"})),
@@ -37,7 +40,8 @@ DeadlineMetrics::DeadlineMetrics(Registry& registry)
           "Backend statements left running after their response whose end the driver could not see.",
           {"backend"})),
       commit_ambiguous(registry.counter("cutoff_commit_ambiguous_total",
-                                        "Stops that landed at or after a commit point.", {"operation"})) {}
+                                        "Effect regions stopped at or after a commit point, by operation.",
+                                        {"operation"})) {}
 
 LayerStops::LayerStops(Registry& registry, std::string_view layer) : LayerStops(DeadlineMetrics(registry), layer) {}
 

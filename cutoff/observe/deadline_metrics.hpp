@@ -51,6 +51,8 @@ struct DeadlineMetrics {
   Family<Counter>& route_deadline_exceeded;
   // {route, reason}: requests cut by any stop (deadline_exceeded, cancelled, shutdown).
   Family<Counter>& route_stopped;
+  // {route}: requests whose handler failed with commit_ambiguous.
+  Family<Counter>& route_commit_ambiguous;
   // {operation, field}: GraphQL fields cut by their deadline; `field` has no list indices.
   Family<Counter>& field_deadline_exceeded;
   // {operation, field, reason}: GraphQL fields cut by any stop.
@@ -68,7 +70,8 @@ struct DeadlineMetrics {
   // {backend}: backend work still running after the response that the driver stopped
   // watching (it closed the connection), so its end is not in orphaned_work.
   Family<Counter>& orphaned_work_unobserved;
-  // {operation}: stops that landed at or after a commit point.
+  // {operation}: effect regions whose stop landed at or after a commit point (the effects
+  // module; the server counts the requests that answered so in route_commit_ambiguous).
   Family<Counter>& commit_ambiguous;
 };
 

@@ -31,6 +31,7 @@ int main() {
   m.orphaned_work.with({"postgresql"}).observe(0.28);
   m.orphaned_work.with({"sqlite"}).observe(0.004);
   m.orphaned_work_unobserved.with({"postgresql"}).inc();
+  m.route_commit_ambiguous.with({"ReserveStock"}).inc();
   m.commit_ambiguous.with({"Reserve"}).inc();
   r.counter("cutoff_http_requests_total", "HTTP requests answered, by route and status.", {"route", "code"})
       .with({"GetWarehouse", "200"})
