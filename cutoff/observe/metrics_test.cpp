@@ -15,7 +15,7 @@ namespace {
 
 TEST(Metrics, CountersGaugesAndLabels) {
   Registry r;
-  auto& hits = r.counter("cutoff_deadline_exceeded_total", "Work cut by its deadline.", {"operation", "path"});
+  auto& hits = r.counter("cutoff_fields_cut_total", "Work cut by its deadline.", {"operation", "path"});
   hits.with({"GetItem", "item.stock"}).inc();
   hits.with({"GetItem", "item.stock"}).inc(2);
   hits.with({"GetItem", "item.stock"}).inc(-5);  // ignored: counters only go up
@@ -24,10 +24,10 @@ TEST(Metrics, CountersGaugesAndLabels) {
   in_use.with({"main"}).set(3);
   in_use.with({"main"}).add(-1);
   EXPECT_EQ(r.expose(),
-            "# HELP cutoff_deadline_exceeded_total Work cut by its deadline.\n"
-            "# TYPE cutoff_deadline_exceeded_total counter\n"
-            "cutoff_deadline_exceeded_total{operation=\"GetItem\",path=\"item.stock\"} 3\n"
-            "cutoff_deadline_exceeded_total{operation=\"Other\",path=\"a\\\"b\\\\c\\nd\"} 1\n"
+            "# HELP cutoff_fields_cut_total Work cut by its deadline.\n"
+            "# TYPE cutoff_fields_cut_total counter\n"
+            "cutoff_fields_cut_total{operation=\"GetItem\",path=\"item.stock\"} 3\n"
+            "cutoff_fields_cut_total{operation=\"Other\",path=\"a\\\"b\\\\c\\nd\"} 1\n"
             "# HELP cutoff_pool_in_use Connections leased.\n"
             "# TYPE cutoff_pool_in_use gauge\n"
             "cutoff_pool_in_use{pool=\"main\"} 2\n");

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
 
@@ -85,9 +86,16 @@ std::string Compiler() {
 
 }  // namespace
 
+namespace {
+// Two servers built at once on one registry must not both register: that would expose each
+// series twice, which Prometheus rejects.
+std::mutex g_register_mu;
+}  // namespace
+
 std::string_view build_version() noexcept { return CUTOFF_VERSION; }
 
 void register_process_metrics(Registry& registry) {
+  std::lock_guard lock(g_register_mu);
   if (registry.contains("process_cpu_seconds_total")) return;
   registry.counter_callback("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", {}, {},
                             &CpuSeconds);
@@ -104,6 +112,7 @@ void register_process_metrics(Registry& registry) {
 }
 
 void register_build_info(Registry& registry) {
+  std::lock_guard lock(g_register_mu);
   if (registry.contains("cutoff_build_info")) return;
   registry.gauge_callback("cutoff_build_info", "The cutoff library this process was built with; always 1.",
                           {"version", "compiler"}, {std::string(build_version()), Compiler()}, [] { return 1.0; });
