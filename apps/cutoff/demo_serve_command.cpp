@@ -64,6 +64,7 @@ int RunDemoServe(const DemoServeOptions& o) {
   inv.mode = *mode;
   inv.pool_size = static_cast<std::size_t>(o.pool_size);
   inv.valuation_time = std::chrono::milliseconds(o.valuation_ms);
+  inv.metrics = &inventory_metrics;
   wh::Inventory inventory(inv);
   std::printf("preparing the warehouse database (%s)...\n", db.c_str());
   std::fflush(stdout);
@@ -103,6 +104,7 @@ int RunDemoServe(const DemoServeOptions& o) {
   gw.max_queued_calls_per_operation = o.max_queued_calls_per_operation;
   gw.max_calls = o.max_inventory_calls;
   gw.max_queued_calls = o.max_queued_inventory_calls;
+  gw.metrics = &gateway_metrics;
   wh::Gateway gateway(io.get_executor(), gw);
   http::ServerOptions gateway_server_options = gateway.server_options(&gateway_metrics);
   gateway_server_options.one_io_thread = true;

@@ -71,7 +71,9 @@ int RunRelay(const RelayOptions& opts) {
     };
   }
   http::Server server(io.get_executor(), server_options);
-  http::Client client(io.get_executor(), {.attempt_timeout = std::chrono::milliseconds(opts.attempt_timeout_ms)});
+  const http::ClientOptions client_options{.attempt_timeout = std::chrono::milliseconds(opts.attempt_timeout_ms),
+                                           .metrics = &registry};
+  http::Client client(io.get_executor(), client_options);
 
   server.route(
       "GET", "/work",

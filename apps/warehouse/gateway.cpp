@@ -182,6 +182,7 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
     case Mode::none: client.attempt_timeout = std::chrono::hours(1); break;
   }
   client.max_idle_per_host = 256;
+  client.metrics = options_.metrics;
   client_ = std::make_unique<http::Client>(executor, client);
 
   // Under `none` nothing has a deadline, not even the field.

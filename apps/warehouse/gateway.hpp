@@ -61,6 +61,9 @@ struct GatewayOptions {
   std::size_t max_queued_calls_per_operation = 256;
   std::size_t max_calls = 256;
   std::size_t max_queued_calls = 1024;
+  // Where the client to the inventory records the calls it stopped (http::ClientOptions);
+  // null: nowhere. Must outlive the Gateway.
+  observe::Registry* metrics = nullptr;
 };
 
 // The warehouse schema, with the valuation cap filled in (none: no @budget).

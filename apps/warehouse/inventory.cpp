@@ -53,6 +53,7 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
   db.url = options_.db_url;
   db.driver.propagation = options_.mode == Mode::cutoff ? sql::Propagation::on : sql::Propagation::off;
   db.driver.statement_observer = options_.statement_observer;
+  db.driver.metrics = options_.metrics;
   sql::PoolOptions pool_options;
   pool_options.max_size = options_.pool_size;
   pool_options.max_waiters = 100'000;

@@ -68,6 +68,9 @@ struct InventoryOptions {
   // Called at each step of every effect region (effects::FaultHook): tests and drills slow a
   // step down to land stops on it. Never set in production.
   effects::FaultHook effect_fault;
+  // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions);
+  // null: nowhere. Must outlive the Inventory.
+  observe::Registry* metrics = nullptr;
 };
 
 struct InventoryStats {

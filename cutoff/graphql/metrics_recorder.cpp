@@ -1,16 +1,12 @@
 #include "cutoff/graphql/metrics_recorder.hpp"
 
-#include <chrono>
-
 namespace cutoff::graphql {
 
 MetricsRecorder::MetricsRecorder(observe::Registry& registry)
     : MetricsRecorder(observe::DeadlineMetrics(registry)) {}
 
 MetricsRecorder::MetricsRecorder(const observe::DeadlineMetrics& metrics)
-    : deadline_exceeded_(metrics.deadline_exceeded),
-      stopped_(metrics.stopped),
-      overshoot_(metrics.overshoot.with({"graphql"})) {}
+    : deadline_exceeded_(metrics.field_deadline_exceeded), stopped_(metrics.field_stopped), stops_(metrics, "graphql") {}
 
 std::string MetricsRecorder::field_path(std::string_view response_path) {
   std::string out;
@@ -35,7 +31,7 @@ void MetricsRecorder::field_stopped(std::string_view operation, std::string_view
   const std::string field = field_path(path);
   if (reason == StopReason::deadline_exceeded) deadline_exceeded_.with({op, field}).inc();
   stopped_.with({op, field, to_string(reason)}).inc();
-  overshoot_.observe(std::chrono::duration<double>(overshoot).count());
+  stops_.record(reason, overshoot);
 }
 
 }  // namespace cutoff::graphql

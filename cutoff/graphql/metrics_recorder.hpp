@@ -4,11 +4,12 @@
 //   cutoff::graphql::MetricsRecorder recorder(registry);
 //   ExecutionOptions options{.recorder = &recorder};
 //
-// Each cut field increments cutoff_deadline_exceeded_total{operation, path} (for deadline
-// stops) or cutoff_stopped_total{operation, path, reason} (any stop), and its overshoot goes to
-// cutoff_overshoot_seconds{layer="graphql"}. List indices are dropped from paths
-// ("warehouse.bins.3.stock" is counted as "warehouse.bins.stock") so that a long list does not
-// create a series per item.
+// Each cut field increments cutoff_graphql_field_deadline_exceeded_total{operation, field}
+// (for deadline stops) and cutoff_graphql_field_stopped_total{operation, field, reason} (any
+// stop), and cutoff_stops_total{layer="graphql", reason} with its overshoot in
+// cutoff_overshoot_seconds{layer="graphql"}. An anonymous operation is counted as
+// "anonymous". List indices are dropped from field paths ("warehouse.bins.3.stock" is counted
+// as "warehouse.bins.stock") so that a long list does not create a series per item.
 #ifndef CUTOFF_GRAPHQL_METRICS_RECORDER_HPP_
 #define CUTOFF_GRAPHQL_METRICS_RECORDER_HPP_
 
@@ -34,7 +35,7 @@ class MetricsRecorder : public ExecutionRecorder {
  private:
   observe::Family<observe::Counter>& deadline_exceeded_;
   observe::Family<observe::Counter>& stopped_;
-  observe::Histogram& overshoot_;
+  observe::LayerStops stops_;
 };
 
 }  // namespace cutoff::graphql

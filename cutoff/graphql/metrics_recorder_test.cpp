@@ -42,7 +42,15 @@ TEST(MetricsRecorder, CutFieldsBecomeSeries) {
     co_return co_await execute(*built.schema, req, Context().with_timeout(50ms), options);
   });
   const std::string text = registry.expose();
-  EXPECT_NE(text.find("cutoff_deadline_exceeded_total{operation=\"Stock\",path=\"items.slow\"} 3"), std::string::npos)
+  EXPECT_NE(text.find("cutoff_graphql_field_deadline_exceeded_total{operation=\"Stock\",field=\"items.slow\"} 3"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          "cutoff_graphql_field_stopped_total{operation=\"Stock\",field=\"items.slow\",reason=\"deadline_exceeded\"} 3"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cutoff_stops_total{layer=\"graphql\",reason=\"deadline_exceeded\"} 3"), std::string::npos)
       << text;
   EXPECT_NE(text.find("cutoff_overshoot_seconds_count{layer=\"graphql\"} 3"), std::string::npos) << text;
 }

@@ -21,6 +21,7 @@
 #include "cutoff/http/budget_headers.hpp"
 #include "cutoff/http/error_document.hpp"
 #include "cutoff/http/internal/peer_state.hpp"
+#include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/trace.hpp"
 
 namespace cutoff::http {
@@ -129,13 +130,25 @@ std::string Millis(Duration d) {
 }  // namespace
 
 struct Client::Impl {
-  Impl(asio::any_io_executor ex, ClientOptions opts) : executor(std::move(ex)), options(std::move(opts)) {}
+  Impl(asio::any_io_executor ex, ClientOptions opts) : executor(std::move(ex)), options(std::move(opts)) {
+    if (options.metrics) stops.emplace(*options.metrics, "http_client");
+  }
 
   asio::any_io_executor executor;
   ClientOptions options;
   mutable std::mutex mu;
   std::map<std::string, std::deque<std::unique_ptr<Pooled>>> idle;
   std::atomic<std::size_t> opened{0};
+  std::optional<observe::LayerStops> stops;  // set with options.metrics
+
+  // An attempt stopped in flight: by the caller (its reason) or by its own timeout.
+  void RecordStop(const Context& ctx, const observe::StopStamp& stamp) const {
+    if (!stops) return;
+    if (ctx.stop_requested())
+      stops->record(ctx.stop_reason(), stamp.since_stop());
+    else
+      stops->record("attempt_timeout", stamp.since_stop());
+  }
 
   std::unique_ptr<Pooled> TakeIdle(const std::string& key) {
     std::lock_guard lock(mu);
@@ -250,6 +263,8 @@ struct Client::Impl {
     bool wrote = false;
     bool reused = false;
     std::unique_ptr<Pooled> conn;
+    observe::StopStamp stamp;  // the start of a stopped attempt's overshoot
+    if (stops) stamp.arm(attempt.token());
     try {
       conn = TakeIdle(key);
       reused = static_cast<bool>(conn);
@@ -278,13 +293,19 @@ struct Client::Impl {
     } catch (const Error& e) {
       // Dropping `conn` closes it: the server sees the disconnect and stops our work.
       if (e.stop_reason() == StopReason::none) throw;
+      conn.reset();
+      RecordStop(ctx, stamp);
       if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
       retry_safe = true;
       throw Error(ErrorCode::attempt_timeout,
                   "no answer from " + key + " within the attempt timeout of " + Millis(options.attempt_timeout),
                   ctx.request_id());
     } catch (const boost::system::system_error& e) {
-      if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+      if (ctx.stop_requested()) {
+        conn.reset();
+        RecordStop(ctx, stamp);
+        throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+      }
       // A reused connection the server closed under us: nothing was processed if nothing came
       // back, so another attempt (on a fresh connection) is safe for idempotent requests.
       retry_safe = !wrote || reused;

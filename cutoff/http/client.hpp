@@ -23,6 +23,10 @@
 //   everywhere. A backoff that would outlive the deadline is not waited out; the last real
 //   error surfaces.
 // Connection failures are `unavailable`. Responses of any status are returned, not thrown.
+// With `metrics` set, each attempt stopped in flight counts in
+// cutoff_stops_total{layer="http_client", reason} (the caller's stop reason, or
+// `attempt_timeout`) and its overshoot (stop → the call returned, its connection closed) in
+// cutoff_overshoot_seconds{layer="http_client"}.
 //
 // What became of a request is one of three things, and `exchange()` says which (Delivery):
 // not sent (nothing left the client: a safe failure), sent and not answered (the server may
@@ -60,6 +64,10 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/message.hpp"
 
+namespace cutoff::observe {
+class Registry;
+}
+
 namespace cutoff::http {
 
 struct ClientOptions {
@@ -70,6 +78,7 @@ struct ClientOptions {
   std::size_t max_idle_per_host = 32;
   Duration max_idle_time = std::chrono::seconds(30);  // pooled connections older are closed
   std::size_t max_response_bytes = 16 * 1024 * 1024;
+  observe::Registry* metrics = nullptr;  // stops and overshoot (see above); null: none
 };
 
 struct ClientRequest {

@@ -12,6 +12,7 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/server.hpp"
+#include "cutoff/observe/metrics.hpp"
 #include "cutoff/observe/trace.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/sleep.hpp"
@@ -232,6 +233,36 @@ TEST_F(ClientTest, ACallerStopClosesTheConnectionSoTheServerCancels) {
   EXPECT_EQ(slow_reason_.load(), StopReason::cancelled);
   const auto lag = std::chrono::nanoseconds(slow_stopped_at_.load() - cancelled_at);
   EXPECT_LT(lag, 100ms * TimeScale());
+}
+
+// The value of one sample ("name{labels}"), 0 when absent.
+double Metric(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST_F(ClientTest, StoppedAttemptsAreCountedForLayerHttpClient) {
+  observe::Registry registry;
+  const ClientOptions short_attempts{.attempt_timeout = 100ms, .metrics = &registry};
+  const ClientOptions long_attempts{.attempt_timeout = 5s, .metrics = &registry};
+  auto fails = [&](const ClientOptions& options, Context ctx) {
+    try {
+      WithClient(options, [&](Client& c) -> asio::awaitable<int> { co_return (co_await c.get(ctx, base_ + "/slow")).status; });
+      ADD_FAILURE() << "expected a stop";
+    } catch (const Error&) {
+    }
+  };
+  fails(short_attempts, Context::background().with_timeout(5s));   // its own timeout
+  fails(long_attempts, Context::background().with_timeout(100ms));  // the caller's deadline
+  fails(long_attempts, Context::background().with_timeout(0ms));    // never sent: not a stop in flight
+  WithClient(long_attempts, [&](Client& c) -> asio::awaitable<int> {
+    co_return (co_await c.get(Context::background(), base_ + "/headers")).status;
+  });
+  const std::string text = "\n" + registry.expose();
+  EXPECT_EQ(Metric(text, R"(cutoff_stops_total{layer="http_client",reason="attempt_timeout"})"), 1) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_stops_total{layer="http_client",reason="deadline_exceeded"})"), 1) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_overshoot_seconds_count{layer="http_client"})"), 2) << text;
+  EXPECT_LT(Metric(text, R"(cutoff_overshoot_seconds_sum{layer="http_client"})"), 0.5 * TimeScale());
 }
 
 TEST_F(ClientTest, KeepAliveConnectionsAreReused) {

@@ -41,6 +41,7 @@
 #include "cutoff/http/internal/peer_state.hpp"
 #include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "cutoff/observe/process_metrics.hpp"
 #include "cutoff/observe/request_log.hpp"
 #include "cutoff/observe/trace.hpp"
 
@@ -326,7 +327,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
       connections_gauge = &reg.gauge("cutoff_http_connections", "Open HTTP connections.").with({});
       in_flight_gauge = &reg.gauge("cutoff_http_requests_in_flight", "Requests being handled.").with({});
       budget_received = &deadline->budget_received.with({"http"});
-      overshoot = &deadline->overshoot.with({"http"});
+      http_stops.emplace(*deadline, "http");
     }
   }
 
@@ -360,7 +361,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   observe::Gauge* connections_gauge = nullptr;
   observe::Gauge* in_flight_gauge = nullptr;
   observe::Histogram* budget_received = nullptr;
-  observe::Histogram* overshoot = nullptr;
+  std::optional<observe::LayerStops> http_stops;  // handlers stopped: stops and overshoot
   std::atomic<std::int64_t> last_rejection_log{0};
 
   Context Background() const {
@@ -730,7 +731,8 @@ asio::awaitable<Response> Server::Impl::RunHandler(const RouteEntry& route, cons
     co_return co_await route.handler(req, ctx);
   } catch (const Error& e) {
     failed = e.code();
-    if (e.code() == ErrorCode::commit_ambiguous && deadline) deadline->commit_ambiguous.with({ctx.operation()}).inc();
+    if (e.code() == ErrorCode::commit_ambiguous && deadline)
+      deadline->route_commit_ambiguous.with({RouteName(route)}).inc();
     if (e.code() == ErrorCode::internal) LogInternal(ctx, e.message());
     co_return ErrorResponse(e.code(), e.message(), ctx.request_id());
   } catch (const boost::system::system_error& e) {
@@ -1009,8 +1011,8 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
     if (*budget <= Duration::zero()) {
       // Entry fail-fast: the caller's budget is already spent; no handler runs.
       if (deadline) {
-        deadline->deadline_exceeded.with({operation, ""}).inc();
-        deadline->stopped.with({operation, "", "deadline_exceeded"}).inc();
+        deadline->route_deadline_exceeded.with({operation}).inc();
+        deadline->route_stopped.with({operation, "deadline_exceeded"}).inc();
       }
       failed = ErrorCode::deadline_exceeded;
       res = ErrorResponse(ErrorCode::deadline_exceeded, "the request's budget was already spent on arrival",
@@ -1059,12 +1061,13 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
       }
       if (stop != StopReason::none) {
         const auto stop_ns = stopped_at.load(std::memory_order_relaxed);
-        if (overshoot && stop_ns != 0)
-          overshoot->observe(std::max(0.0, Seconds(std::chrono::steady_clock::now().time_since_epoch() -
-                                                   std::chrono::steady_clock::duration(stop_ns))));
+        if (http_stops)
+          http_stops->record(stop, stop_ns == 0 ? Duration::zero()
+                                                : std::chrono::steady_clock::now().time_since_epoch() -
+                                                      std::chrono::steady_clock::duration(stop_ns));
         if (deadline) {
-          if (stop == StopReason::deadline_exceeded) deadline->deadline_exceeded.with({operation, ""}).inc();
-          deadline->stopped.with({operation, "", std::string(to_string(stop))}).inc();
+          if (stop == StopReason::deadline_exceeded) deadline->route_deadline_exceeded.with({operation}).inc();
+          deadline->route_stopped.with({operation, to_string(stop)}).inc();
         }
       }
       in_flight.fetch_sub(1);
@@ -1198,6 +1201,9 @@ Server::Server(asio::any_io_executor executor, ServerOptions options)
     : impl_(std::make_shared<Impl>(std::move(executor), std::move(options))) {
   if (impl_->options.metrics && impl_->options.serve_metrics) {
     observe::Registry* registry = impl_->options.metrics;
+    // What every Prometheus client library serves, so a scrape tells processes apart.
+    observe::register_process_metrics(*registry);
+    observe::register_build_info(*registry);
     route(
         "GET", "/metrics",
         [registry](const Request&, const Context&) -> asio::awaitable<Response> {

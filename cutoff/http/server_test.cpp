@@ -334,7 +334,7 @@ TEST_F(BasicServer, SpentBudgetIsAnswered504BeforeTheHandler) {
   EXPECT_EQ(res["Deadline-Expired"], "1");
   EXPECT_NE(res.body().find("\"code\":\"deadline_exceeded\""), std::string::npos);
   EXPECT_FALSE(probe_.started);
-  EXPECT_EQ(MetricValue("cutoff_deadline_exceeded_total{operation=\"Budget\",path=\"\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_http_deadline_exceeded_total{route=\"Budget\"}"), 1);
 }
 
 TEST_F(BasicServer, HandlerPastItsDeadlineIsStoppedAndAnswered504) {
@@ -348,7 +348,9 @@ TEST_F(BasicServer, HandlerPastItsDeadlineIsStoppedAndAnswered504) {
   EXPECT_LT(took, 1000ms * TimeScale());
   ASSERT_TRUE(probe_.WaitFinished());
   EXPECT_EQ(probe_.reason, StopReason::deadline_exceeded);
-  EXPECT_EQ(MetricValue("cutoff_deadline_exceeded_total{operation=\"Slow\",path=\"\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_http_deadline_exceeded_total{route=\"Slow\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_http_stopped_total{route=\"Slow\",reason=\"deadline_exceeded\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_stops_total{layer=\"http\",reason=\"deadline_exceeded\"}"), 1);
   EXPECT_EQ(MetricValue("cutoff_overshoot_seconds_count{layer=\"http\"}"), 1);
   EXPECT_EQ(MetricValue("cutoff_http_requests_total{route=\"Slow\",code=\"504\"}"), 1);
 }
@@ -409,7 +411,7 @@ TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
   auto s = Connect();
   bhttp::request<bhttp::string_body> post{bhttp::verb::post, "/ambiguous", 11};
   EXPECT_EQ(Send(s, std::move(post)).result_int(), 500);
-  EXPECT_EQ(MetricValue("cutoff_commit_ambiguous_total{operation=\"PlaceOrder\"}"), 1);
+  EXPECT_EQ(MetricValue("cutoff_http_commit_ambiguous_total{route=\"PlaceOrder\"}"), 1);
 }
 
 TEST_F(BasicServer, HeadersThatWouldSplitTheResponseAreDropped) {
@@ -439,6 +441,10 @@ TEST_F(BasicServer, MetricsAndHealth) {
   EXPECT_EQ(metrics.result_int(), 200);
   EXPECT_NE(metrics.body().find("cutoff_http_requests_total{route=\"/hello\",code=\"200\"} 1"), std::string::npos);
   EXPECT_NE(metrics.body().find("cutoff_http_connections"), std::string::npos);
+  // What a Prometheus client library serves, and the build.
+  for (const char* name : {"\nprocess_cpu_seconds_total ", "\nprocess_resident_memory_bytes ", "\nprocess_open_fds ",
+                           "\nprocess_max_fds ", "\nprocess_start_time_seconds ", "\ncutoff_build_info{version="})
+    EXPECT_NE(metrics.body().find(name), std::string::npos) << name;
 }
 
 TEST_F(BasicServer, BadRequestsGetClear4xxAndTheServerKeepsServing) {

@@ -227,6 +227,13 @@ void Registry::counter_callback(std::string name, std::string help, std::vector<
   AddCallback("counter", std::move(name), std::move(help), std::move(labels), std::move(values), std::move(read));
 }
 
+bool Registry::contains(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  for (const auto& e : entries_)
+    if (e->name == name) return true;
+  return false;
+}
+
 std::string Registry::expose() const {
   std::lock_guard lock(mu_);
   std::string out;

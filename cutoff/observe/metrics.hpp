@@ -1,8 +1,8 @@
 // Metrics: counters, gauges and histograms with labels, exposed in the Prometheus text format.
 //
 //   cutoff::observe::Registry registry;
-//   auto& hits = registry.counter("cutoff_deadline_exceeded_total",
-//                                 "Fields and operations cut by their deadline.", {"operation", "path"});
+//   auto& hits = registry.counter("cutoff_graphql_field_deadline_exceeded_total",
+//                                 "GraphQL fields cut by their deadline.", {"operation", "field"});
 //   hits.with({"GetWarehouse", "warehouse.bins.stock"}).inc();
 //   auto& overshoot = registry.histogram("cutoff_overshoot_seconds",
 //                                        "Stop requested to work returned.", {"layer"},
@@ -119,6 +119,9 @@ class Registry {
                       std::vector<std::string> values, std::function<double()> read);
   void counter_callback(std::string name, std::string help, std::vector<std::string> labels,
                         std::vector<std::string> values, std::function<double()> read);
+
+  // Whether a family of this name is registered (for registrations that must happen once).
+  bool contains(std::string_view name) const;
 
   // The Prometheus text exposition format (version 0.0.4), families in registration order.
   std::string expose() const;

@@ -3,14 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ctime>
+#include <string>
 #include <thread>
+
+#include "cutoff/observe/deadline_metrics.hpp"
+#include "cutoff/observe/process_metrics.hpp"
 
 namespace cutoff::observe {
 namespace {
 
 TEST(Metrics, CountersGaugesAndLabels) {
   Registry r;
-  auto& hits = r.counter("cutoff_deadline_exceeded_total", "Work cut by its deadline.", {"operation", "path"});
+  auto& hits = r.counter("cutoff_fields_cut_total", "Work cut by its deadline.", {"operation", "path"});
   hits.with({"GetItem", "item.stock"}).inc();
   hits.with({"GetItem", "item.stock"}).inc(2);
   hits.with({"GetItem", "item.stock"}).inc(-5);  // ignored: counters only go up
@@ -19,10 +24,10 @@ TEST(Metrics, CountersGaugesAndLabels) {
   in_use.with({"main"}).set(3);
   in_use.with({"main"}).add(-1);
   EXPECT_EQ(r.expose(),
-            "# HELP cutoff_deadline_exceeded_total Work cut by its deadline.\n"
-            "# TYPE cutoff_deadline_exceeded_total counter\n"
-            "cutoff_deadline_exceeded_total{operation=\"GetItem\",path=\"item.stock\"} 3\n"
-            "cutoff_deadline_exceeded_total{operation=\"Other\",path=\"a\\\"b\\\\c\\nd\"} 1\n"
+            "# HELP cutoff_fields_cut_total Work cut by its deadline.\n"
+            "# TYPE cutoff_fields_cut_total counter\n"
+            "cutoff_fields_cut_total{operation=\"GetItem\",path=\"item.stock\"} 3\n"
+            "cutoff_fields_cut_total{operation=\"Other\",path=\"a\\\"b\\\\c\\nd\"} 1\n"
             "# HELP cutoff_pool_in_use Connections leased.\n"
             "# TYPE cutoff_pool_in_use gauge\n"
             "cutoff_pool_in_use{pool=\"main\"} 2\n");
@@ -95,6 +100,70 @@ TEST(Metrics, ValueFormatting) {
   EXPECT_EQ(format_value(1.0 / 0.0), "+Inf");
   EXPECT_EQ(format_value(-1.0 / 0.0), "-Inf");
   EXPECT_EQ(format_value(std::nan("")), "NaN");
+}
+
+// The value of one sample line ("name{labels} value"), or -1 when it is absent.
+double Sample(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(Metrics, LayerStopsCountByLayerAndReason) {
+  Registry r;
+  LayerStops sql(r, "sql");
+  LayerStops client(r, "http_client");
+  sql.record(StopReason::deadline_exceeded, std::chrono::milliseconds(2));
+  sql.record(StopReason::cancelled, std::chrono::milliseconds(-1));  // counted as zero
+  sql.record(StopReason::none, std::chrono::milliseconds(5));        // not a stop
+  client.record("attempt_timeout", std::chrono::milliseconds(1));
+  const std::string text = "\n" + r.expose();
+  EXPECT_EQ(Sample(text, R"(cutoff_stops_total{layer="sql",reason="deadline_exceeded"})"), 1) << text;
+  EXPECT_EQ(Sample(text, R"(cutoff_stops_total{layer="sql",reason="cancelled"})"), 1);
+  EXPECT_EQ(Sample(text, R"(cutoff_stops_total{layer="sql",reason="shutdown"})"), 0);
+  EXPECT_EQ(Sample(text, R"(cutoff_stops_total{layer="http_client",reason="attempt_timeout"})"), 1);
+  EXPECT_EQ(Sample(text, R"(cutoff_overshoot_seconds_count{layer="sql"})"), 2);
+  EXPECT_DOUBLE_EQ(Sample(text, R"(cutoff_overshoot_seconds_sum{layer="sql"})"), 0.002);
+  EXPECT_EQ(Sample(text, R"(cutoff_overshoot_seconds_count{layer="http_client"})"), 1);
+}
+
+TEST(Metrics, StopStampMeasuresFromTheStop) {
+  CancelSource source;
+  StopStamp stamp;
+  EXPECT_EQ(stamp.since_stop(), Duration::zero());  // not armed, not stopped
+  stamp.arm(source.token());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(stamp.since_stop(), Duration::zero());  // armed, not stopped
+  source.request_stop(StopReason::cancelled);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GE(stamp.since_stop(), std::chrono::milliseconds(5));
+  EXPECT_LT(stamp.since_stop(), std::chrono::seconds(5));
+}
+
+TEST(Metrics, ProcessMetricsAndBuildInfo) {
+  Registry r;
+  register_process_metrics(r);
+  register_build_info(r);
+  register_process_metrics(r);  // again: no second series
+  register_build_info(r);
+  const std::string text = "\n" + r.expose();
+  EXPECT_GT(Sample(text, "process_cpu_seconds_total"), 0) << text;
+  EXPECT_GT(Sample(text, "process_resident_memory_bytes"), 1e5);
+  EXPECT_GT(Sample(text, "process_virtual_memory_bytes"), Sample(text, "process_resident_memory_bytes"));
+  EXPECT_GE(Sample(text, "process_open_fds"), 3);
+  EXPECT_GT(Sample(text, "process_max_fds"), Sample(text, "process_open_fds"));
+  const double start = Sample(text, "process_start_time_seconds");
+  const double now = static_cast<double>(std::time(nullptr));
+  EXPECT_LE(start, now + 1);
+  EXPECT_GT(start, now - 3600);  // this test process started recently
+  const std::string info = "cutoff_build_info{version=\"" + std::string(build_version()) + "\",compiler=\"";
+  EXPECT_NE(text.find(info), std::string::npos) << text;
+  EXPECT_EQ(build_version(), "0.1.0");
+  std::size_t count = 0;
+  for (std::size_t at = text.find("\nprocess_open_fds "); at != std::string::npos;
+       at = text.find("\nprocess_open_fds ", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1u);
 }
 
 }  // namespace

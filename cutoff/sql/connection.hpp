@@ -33,6 +33,10 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/sql/value.hpp"
 
+namespace cutoff::observe {
+class Registry;
+}
+
 namespace cutoff::sql {
 
 enum class Propagation : std::uint8_t {
@@ -81,6 +85,12 @@ struct DriverOptions {
   // statement's real end shows. For measurements; null: not called. Drivers that run
   // statements in-process call it (SQLite); for PostgreSQL, watch pg_stat_activity instead.
   std::function<void(const StatementEvent&)> statement_observer;
+  // Where statements stopped (cutoff_stops_total{layer="sql"}, cutoff_overshoot_seconds) and
+  // orphaned work (cutoff_orphaned_work_seconds{backend}: a statement that ended on the server
+  // after its request's response was sent, by the request's ResponseMark) are recorded. Null:
+  // nothing is. Must outlive the connections (and a statement abandoned with propagation off,
+  // which runs on after its connection).
+  observe::Registry* metrics = nullptr;
 };
 
 class Connection {

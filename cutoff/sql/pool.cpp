@@ -61,16 +61,6 @@ std::shared_ptr<Pool::Waiter> Pool::HandOverLocked(std::unique_ptr<Connection>& 
   return w;
 }
 
-void Pool::RecordOrphan(const ResponseMark& response) const noexcept {
-  observe::Histogram* histogram = orphaned_.load();
-  if (!histogram) return;
-  const auto sent = response.sent();
-  if (!sent) return;  // given back before the response: not orphaned
-  const auto outlived = std::chrono::steady_clock::now() - *sent;
-  if (outlived > std::chrono::steady_clock::duration::zero())
-    histogram->observe(std::chrono::duration<double>(outlived).count());
-}
-
 void Pool::Release(std::unique_ptr<Connection> conn) noexcept {
   std::unique_ptr<Connection> doomed;
   std::shared_ptr<Waiter> w;
@@ -167,10 +157,10 @@ asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
         std::lock_guard lock(mu_);
         ++stats_.opened;
       }
-      co_return Lease(this, std::move(conn), ctx.values().response);
+      co_return Lease(this, std::move(conn));
     }
 
-    Lease lease(this, std::move(conn), ctx.values().response);
+    Lease lease(this, std::move(conn));
     if (std::chrono::steady_clock::now() - idle_since < options_.health_check_after &&
         lease->reusable())
       co_return lease;

@@ -71,11 +71,6 @@ class Pool {
   PoolStats stats() const;
   const PoolOptions& options() const noexcept { return options_; }
 
-  // Where to record leases given back after the response to their request was sent (the
-  // request's context carried a ResponseMark): the time by which that backend work outlived
-  // its response. register_pool_metrics() sets it. Null: not recorded.
-  void record_orphaned_work(observe::Histogram* histogram) noexcept { orphaned_.store(histogram); }
-
  private:
   struct Waiter;
   struct Idle {
@@ -84,7 +79,6 @@ class Pool {
   };
 
   void Release(std::unique_ptr<Connection> conn) noexcept;
-  void RecordOrphan(const ResponseMark& response) const noexcept;
   // Called with mu_ held when a slot frees up; returns the waiter to wake, if any.
   std::shared_ptr<Waiter> HandOverLocked(std::unique_ptr<Connection>& conn);
   void Wake(const std::shared_ptr<Waiter>& w) noexcept;
@@ -95,7 +89,6 @@ class Pool {
   std::vector<Idle> idle_;
   std::deque<std::shared_ptr<Waiter>> waiters_;
   PoolStats stats_;
-  std::atomic<observe::Histogram*> orphaned_{nullptr};
 };
 
 // A leased connection. Movable; returns the connection to the pool when destroyed.
@@ -107,7 +100,6 @@ class Pool::Lease {
     reset();
     pool_ = other.pool_;
     conn_ = std::move(other.conn_);
-    response_ = std::move(other.response_);
     return *this;
   }
   ~Lease() { reset(); }
@@ -121,18 +113,14 @@ class Pool::Lease {
   void reset() noexcept {
     if (!conn_) return;
     pool_->Release(std::move(conn_));
-    if (response_) pool_->RecordOrphan(*response_);
-    response_.reset();
   }
 
  private:
   friend class Pool;
-  Lease(Pool* pool, std::unique_ptr<Connection> conn, std::shared_ptr<ResponseMark> response) noexcept
-      : pool_(pool), conn_(std::move(conn)), response_(std::move(response)) {}
+  Lease(Pool* pool, std::unique_ptr<Connection> conn) noexcept : pool_(pool), conn_(std::move(conn)) {}
 
   Pool* pool_ = nullptr;
   std::unique_ptr<Connection> conn_;
-  std::shared_ptr<ResponseMark> response_;  // the leasing request's, if a server marks it
 };
 
 }  // namespace cutoff::sql

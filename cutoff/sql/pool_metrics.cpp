@@ -1,13 +1,9 @@
 #include "cutoff/sql/pool_metrics.hpp"
 
-#include "cutoff/observe/deadline_metrics.hpp"
-
 namespace cutoff::sql {
 
 void register_pool_metrics(observe::Registry& registry, Pool& pool, const std::string& name) {
   const Pool* p = &pool;
-  // Leases given back after their request's response: cutoff_orphaned_work_seconds{backend="sql"}.
-  pool.record_orphaned_work(&observe::DeadlineMetrics(registry).orphaned_work.with({"sql"}));
   auto gauge = [&](const char* metric, const char* help, auto read) {
     registry.gauge_callback(metric, help, {"pool"}, {name}, [p, read] { return static_cast<double>(read(p->stats())); });
   };

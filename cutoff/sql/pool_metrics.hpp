@@ -5,8 +5,9 @@
 //   // cutoff_pool_connections_in_use{pool="main"} 3, cutoff_pool_waiting{pool="main"} 0, ...
 //
 // The values are read from Pool::stats() when the page is exposed; the pool must outlive the
-// registry's exposition. Also records leases that outlived their request's response in
-// cutoff_orphaned_work_seconds{backend="sql"} (see Pool::record_orphaned_work).
+// registry's exposition. Orphaned work is not the pool's to measure (a lease held after the
+// response says nothing about the statement's end on the server): the drivers record it, with
+// DriverOptions::metrics set.
 #ifndef CUTOFF_SQL_POOL_METRICS_HPP_
 #define CUTOFF_SQL_POOL_METRICS_HPP_
 

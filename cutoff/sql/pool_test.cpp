@@ -213,32 +213,5 @@ TEST(PoolMetrics, ExposesTheLiveState) {
   EXPECT_NE(registry.expose().find("cutoff_pool_connections_in_use{pool=\"main\"} 0"), std::string::npos);
 }
 
-TEST(PoolMetrics, LeasesThatOutliveTheirResponseAreOrphanedWork) {
-  Pool pool(sqlite_factory({}), {.max_size = 2});
-  observe::Registry registry;
-  register_pool_metrics(registry, pool, "main");
-  auto mark = std::make_shared<ResponseMark>();
-  RequestValues values{.request_id = "r1", .response = mark};
-  const Context ctx = Context().with_values(values);
-  cutoff::testing::RunSync([&]() -> boost::asio::awaitable<void> {
-    {
-      auto early = co_await pool.acquire(ctx);  // given back before the response: not orphaned
-    }
-    auto late = co_await pool.acquire(ctx);
-    mark->mark_sent(std::chrono::steady_clock::now());
-    co_await cutoff::testing::Sleep(std::chrono::milliseconds(50));
-    late.reset();  // 50 ms after the response
-    auto unmarked = co_await pool.acquire(Context());  // no server: never counted
-  });
-  const std::string text = registry.expose();
-  EXPECT_NE(text.find("cutoff_orphaned_work_seconds_count{backend=\"sql\"} 1"), std::string::npos) << text;
-  const std::string key = "cutoff_orphaned_work_seconds_sum{backend=\"sql\"} ";
-  const auto at = text.find(key);
-  ASSERT_NE(at, std::string::npos);
-  const double sum = std::stod(text.substr(at + key.size()));
-  EXPECT_GE(sum, 0.05);
-  EXPECT_LT(sum, 2.0);
-}
-
 }  // namespace
 }  // namespace cutoff::sql

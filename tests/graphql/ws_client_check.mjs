@@ -59,7 +59,7 @@ try {
   console.log('ok   query and validation error over the socket');
 
   // 3. Unsubscribing cancels the event being executed.
-  const series = 'cutoff_stopped_total{operation="anonymous",path="stuck.slow",reason="cancelled"}';
+  const series = 'cutoff_graphql_field_stopped_total{operation="anonymous",field="stuck.slow",reason="cancelled"}';
   const it = client.iterate({ query: 'subscription { stuck { n slow } }' });
   const pending = it.next();
   await new Promise((r) => setTimeout(r, 100));

@@ -34,7 +34,7 @@ async function metrics(svc) {
   return (await fetch(svc.url + '/metrics')).text();
 }
 
-const stopped = (reason) => `cutoff_stopped_total{operation="work",path="",reason="${reason}"}`;
+const stopped = (reason) => `cutoff_http_stopped_total{route="work",reason="${reason}"}`;
 
 // Polls until every service reports a stop (the sum of `series`) >= 1, or gives up after `limitMs`.
 async function waitForStops(services, series, limitMs) {
@@ -101,6 +101,14 @@ await scenario("when A's deadline passes, B and C stop within milliseconds", asy
     console.log(`     A answered 504 after ${Math.round(took)} ms; B and C had stopped ${Math.round(lag)} ms later`);
     for (const svc of [s.b, s.c]) {
       assert.ok(metric(await metrics(svc), 'cutoff_overshoot_seconds_count{layer="http"}') >= 1);
+    }
+    // A's and B's clients were stopped in flight too, each layer counted apart.
+    for (const svc of [s.a, s.b]) {
+      const text = await metrics(svc);
+      const clientStops = ['deadline_exceeded', 'cancelled'].reduce(
+        (n, r) => n + metric(text, `cutoff_stops_total{layer="http_client",reason="${r}"}`), 0);
+      assert.ok(clientStops >= 1, `${svc.url}: no http_client stop counted`);
+      assert.ok(metric(text, 'cutoff_overshoot_seconds_count{layer="http_client"}') >= 1);
     }
     const [la, lc] = [lastLog(s.a), lastLog(s.c)];
     assert.ok(['deadline_exceeded', 'cancelled'].includes(lc.outcome), lc.outcome);

@@ -1,42 +1,52 @@
-// Prints a /metrics page with the metrics cutoff's modules report (deadline outcomes per
-// operation and field path, budgets received, overshoot, orphaned backend work, rejected
-// header values, pool use and waits, ambiguous commits), with a few samples each, so that
-// `promtool check metrics` can lint the exposition (CTest: observe.promtool_accepts_exposition).
+// Prints a /metrics page with the families cutoff's modules register (observe::DeadlineMetrics
+// for every layer's deadline outcomes, stops and overshoot, orphaned backend work; the HTTP
+// server's request families; SQL pool callbacks; process metrics and cutoff_build_info), with a
+// few samples each, so that `promtool check metrics` can lint the exposition (CTest:
+// observe.promtool_accepts_exposition).
+#include <chrono>
 #include <cstdio>
 
+#include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "cutoff/observe/process_metrics.hpp"
 
 int main() {
-  using cutoff::observe::exponential_buckets;
+  using namespace std::chrono_literals;
+  using cutoff::StopReason;
   cutoff::observe::Registry r;
-  r.counter("cutoff_deadline_exceeded_total", "Operations and GraphQL fields cut by their deadline.",
-            {"operation", "path"})
-      .with({"GetWarehouse", "warehouse.bins.stock"})
-      .inc(3);
-  r.histogram("cutoff_budget_received_seconds", "Budgets granted to requests at entry.", {"operation"},
-              exponential_buckets(0.005, 2, 12))
+  cutoff::observe::DeadlineMetrics m(r);
+  m.route_deadline_exceeded.with({"GetWarehouse"}).inc(3);
+  m.route_stopped.with({"GetWarehouse", "deadline_exceeded"}).inc(3);
+  m.route_stopped.with({"GetWarehouse", "cancelled"}).inc();
+  m.field_deadline_exceeded.with({"GetWarehouse", "warehouse.bins.stock"}).inc(2);
+  m.field_stopped.with({"GetWarehouse", "warehouse.bins.stock", "deadline_exceeded"}).inc(2);
+  for (const char* layer : {"http", "graphql", "sql", "http_client"}) {
+    cutoff::observe::LayerStops stops(m, layer);
+    stops.record(StopReason::deadline_exceeded, 3600us);
+    stops.record(StopReason::cancelled, 800us);
+  }
+  cutoff::observe::LayerStops(m, "http_client").record("attempt_timeout", 1200us);
+  m.budget_received.with({"http"}).observe(0.25);
+  m.header_rejected.with({"grpc-timeout", "bad_unit"}).inc();
+  m.orphaned_work.with({"postgresql"}).observe(0.28);
+  m.orphaned_work.with({"sqlite"}).observe(0.004);
+  m.orphaned_work_unobserved.with({"postgresql"}).inc();
+  m.route_commit_ambiguous.with({"ReserveStock"}).inc();
+  m.commit_ambiguous.with({"Reserve"}).inc();
+  r.counter("cutoff_http_requests_total", "HTTP requests answered, by route and status.", {"route", "code"})
+      .with({"GetWarehouse", "200"})
+      .inc(10);
+  r.histogram("cutoff_http_request_duration_seconds",
+              "Time from a request's headers being read to its response being written.", {"route"},
+              cutoff::observe::latency_buckets())
       .with({"GetWarehouse"})
-      .observe(0.25);
-  r.histogram("cutoff_overshoot_seconds", "Time from a stop being requested to the work returning.", {"layer"},
-              exponential_buckets(0.0005, 2, 14))
-      .with({"sql"})
-      .observe(0.0036);
-  r.histogram("cutoff_orphaned_work_seconds", "Time from the response being sent to the backend work ending.",
-              {"backend"}, exponential_buckets(0.001, 2, 16))
-      .with({"postgresql"})
-      .observe(0.28);
-  r.counter("cutoff_budget_header_rejected_total", "Inbound budget header values ignored, by reason.",
-            {"header", "reason"})
-      .with({"grpc-timeout", "bad_unit"})
-      .inc();
-  r.gauge("cutoff_pool_connections_in_use", "Connections leased from a pool.", {"pool"}).with({"main"}).set(4);
-  r.histogram("cutoff_pool_wait_seconds", "Time spent queued for a pooled connection.", {"pool"},
-              exponential_buckets(0.0001, 4, 10))
-      .with({"main"})
-      .observe(0.002);
-  r.counter("cutoff_commit_ambiguous_total", "Stops that landed at or after a commit point.", {"operation"})
-      .with({"Reserve"})
-      .inc();
+      .observe(0.012);
+  r.gauge_callback("cutoff_pool_connections_in_use", "Connections leased from the pool (including ones being opened).",
+                   {"pool"}, {"main"}, [] { return 4.0; });
+  r.counter_callback("cutoff_pool_rejected_total", "Checkouts refused because the wait queue was full (overloaded).",
+                     {"pool"}, {"main"}, [] { return 2.0; });
+  cutoff::observe::register_process_metrics(r);
+  cutoff::observe::register_build_info(r);
   std::fputs(r.expose().c_str(), stdout);
   return 0;
 }

@@ -208,9 +208,9 @@ class GraphQLWs : public ::testing::Test {
 };
 
 constexpr std::string_view kHangCancelled =
-    R"(cutoff_stopped_total{operation="anonymous",path="hang",reason="cancelled"})";
+    R"(cutoff_graphql_field_stopped_total{operation="anonymous",field="hang",reason="cancelled"})";
 constexpr std::string_view kStuckCancelled =
-    R"(cutoff_stopped_total{operation="anonymous",path="stuck.slow",reason="cancelled"})";
+    R"(cutoff_graphql_field_stopped_total{operation="anonymous",field="stuck.slow",reason="cancelled"})";
 
 TEST_F(GraphQLWs, EachEventGetsItsOwnDeadlineAndTheStreamGoesOn) {
   auto ws = Ready();
@@ -237,7 +237,7 @@ TEST_F(GraphQLWs, ClientCompleteCancelsTheEventBeingExecuted) {
   std::this_thread::sleep_for(50ms);  // the event is executing: its `slow` field hangs
   Write(*ws, R"({"id":"s","type":"complete"})");
   const auto t0 = SteadyClock::now();
-  while (Metric(R"(cutoff_stopped_total{operation="anonymous",path="stuck.slow",reason="cancelled"})") == 0 &&
+  while (Metric(R"(cutoff_graphql_field_stopped_total{operation="anonymous",field="stuck.slow",reason="cancelled"})") == 0 &&
          SteadyClock::now() - t0 < 2s * testing::TimeScale())
     std::this_thread::sleep_for(1ms);
   EXPECT_LT(SteadyClock::now() - t0, 100ms * testing::TimeScale());
@@ -256,7 +256,7 @@ TEST_F(GraphQLWs, DisconnectCancelsTheEventBeingExecuted) {
   std::this_thread::sleep_for(50ms);
   ws->next_layer().close();
   const auto t0 = SteadyClock::now();
-  while (Metric(R"(cutoff_stopped_total{operation="anonymous",path="stuck.slow",reason="cancelled"})") == 0 &&
+  while (Metric(R"(cutoff_graphql_field_stopped_total{operation="anonymous",field="stuck.slow",reason="cancelled"})") == 0 &&
          SteadyClock::now() - t0 < 2s * testing::TimeScale())
     std::this_thread::sleep_for(1ms);
   EXPECT_LT(SteadyClock::now() - t0, 100ms * testing::TimeScale());

@@ -27,6 +27,7 @@
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/sql/comment.hpp"
 #include "cutoff/sql/database_error.hpp"
+#include "cutoff/sql/internal/driver_metrics.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -285,7 +286,10 @@ struct Anchor {
 class PgConnection final : public Connection {
  public:
   PgConnection(PgConnPtr pg, PgOptions options)
-      : pg_(std::move(pg)), options_(std::move(options)), anchor_(std::make_shared<Anchor>()) {
+      : pg_(std::move(pg)),
+        options_(std::move(options)),
+        anchor_(std::make_shared<Anchor>()),
+        metrics_(internal::DriverMetrics::make(options_.driver.metrics, "postgresql")) {
     anchor_->owner = this;
     cancel_ = std::shared_ptr<PGcancel>(PQgetCancel(pg_.get()), [](PGcancel* c) {
       if (c) PQfreeCancel(c);
@@ -458,13 +462,30 @@ class PgConnection final : public Connection {
     if (state == "57014") {
       // Classified by what this client did, not by the server's words.
       if (cancel_sent_ && stop_seen_ != StopReason::none) throw Error::stopped(stop_seen_, ctx.request_id());
-      if (budget_sent && ctx.remaining() <= 10ms)  // our statement_timeout: the budget ran out
+      if (budget_sent && ctx.remaining() <= 10ms) {  // our statement_timeout: the budget ran out
+        if (metrics_)  // the server ended it at the budget
+          metrics_->stopped(ctx, observe::StopStamp(), StopReason::deadline_exceeded);
         throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+      }
       if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
       throw DatabaseError(ErrorCode::attempt_timeout, state, "statement ended by a server-side timeout: " + message,
                           ctx.request_id());
     }
     throw DatabaseError(error_code_for_sqlstate(state), state, message, ctx.request_id());
+  }
+
+  // The batch's outcome in the metrics: a statement stopped (from the stop to the end of the
+  // drain, or to giving up), and its end on the server relative to the request's response. The
+  // end is known when the pipeline's Sync came back; after giving up (the socket closed) the
+  // server may run the statement on, unseen.
+  void RecordBatch(const Context& ctx, Kind kind, const Batch& batch) const noexcept {
+    if (kind == Kind::statement && stop_seen_ != StopReason::none) metrics_->stopped(stop_seen_, stop_at_);
+    const ResponseMark* response = ctx.values().response.get();
+    if (!response) return;
+    if (!batch.lost && !batch.gave_up)
+      metrics_->statement_ended(response, SteadyClock::now());
+    else if (batch.gave_up)
+      metrics_->statement_unobserved();
   }
 
   void MarkBroken() noexcept {
@@ -475,8 +496,11 @@ class PgConnection final : public Connection {
   void Close() noexcept { pg_.reset(); }
 
   // Runs on the executor when the context stops while a batch is in flight.
-  void OnStop(StopReason reason, Kind kind) {
-    if (stop_seen_ == StopReason::none) stop_seen_ = reason;
+  void OnStop(StopReason reason, Kind kind, TimePoint at) {
+    if (stop_seen_ == StopReason::none) {
+      stop_seen_ = reason;
+      stop_at_ = at;
+    }
     std::chrono::milliseconds grace = options_.driver.drain_grace;
     if (kind == Kind::commit) {
       grace = options_.driver.commit_grace;  // never cancel a COMMIT; wait for its answer
@@ -525,7 +549,8 @@ class PgConnection final : public Connection {
           external_cancel = true;
           // Keep awaiting the drain below even though our caller was cancelled.
           co_await asio::this_coro::throw_if_cancelled(false);
-          OnStop(ctx.stop_reason() != StopReason::none ? ctx.stop_reason() : StopReason::cancelled, kind);
+          OnStop(ctx.stop_reason() != StopReason::none ? ctx.stop_reason() : StopReason::cancelled, kind,
+                 SteadyClock::now());
         }
         if (gave_up_) co_return false;
         continue;
@@ -578,8 +603,8 @@ class PgConnection final : public Connection {
 
     // From here the statement is in flight: a stop acts on it.
     auto on_stop_cb = [anchor = anchor_, ex = io.executor, seq = inflight_seq_, kind](StopReason reason) noexcept {
-      asio::post(ex, [anchor, seq, kind, reason] {
-        if (anchor->owner && anchor->owner->inflight_seq_ == seq) anchor->owner->OnStop(reason, kind);
+      asio::post(ex, [anchor, seq, kind, reason, at = SteadyClock::now()] {
+        if (anchor->owner && anchor->owner->inflight_seq_ == seq) anchor->owner->OnStop(reason, kind, at);
       });
     };
     CancelCallback<decltype(on_stop_cb)> on_stop(kind == Kind::control ? CancelToken() : ctx.token(),
@@ -623,6 +648,7 @@ class PgConnection final : public Connection {
 
     inflight_seq_ = 0;
     io.grace.cancel();
+    if (metrics_) RecordBatch(ctx, kind, batch);
     // A cancel request still on its way could hit the next statement: wait until it was
     // delivered (PQcancel returned) before anything else is sent on this connection.
     if (cancel_pending_) {
@@ -660,6 +686,7 @@ class PgConnection final : public Connection {
   std::shared_ptr<PGcancel> cancel_;
   PgOptions options_;
   std::shared_ptr<Anchor> anchor_;
+  std::shared_ptr<const internal::DriverMetrics> metrics_;  // null: no metrics
   BatchIo* io_ = nullptr;  // the batch in flight
 
   bool broken_ = false;
@@ -670,6 +697,7 @@ class PgConnection final : public Connection {
   std::uint64_t seq_ = 0;
   std::uint64_t inflight_seq_ = 0;
   StopReason stop_seen_ = StopReason::none;
+  TimePoint stop_at_{};  // when stop_seen_ was requested (steady clock)
   bool cancel_sent_ = false;
   bool cancel_pending_ = false;
   bool gave_up_ = false;

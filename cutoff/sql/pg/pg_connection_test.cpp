@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "cutoff/observe/metrics.hpp"
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/testing/postgres.hpp"
 #include "cutoff/testing/run_sync.hpp"
@@ -464,6 +465,58 @@ TEST_F(Pg, CancelWhileQueuedForAConnection) {
   });
   EXPECT_EQ(code, ErrorCode::cancelled);
   EXPECT_EQ(pool.stats().stopped_waiting, 1u);
+}
+
+// The value of one sample ("name{labels}"), 0 when absent.
+double Metric(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST_F(Pg, MetricsCountStoppedStatementsAndOrphanedWork) {
+  observe::Registry registry;
+  PgOptions on = opts_;
+  on.driver.metrics = &registry;
+  PgOptions off = off_;
+  off.driver.metrics = &registry;
+  auto mark = std::make_shared<ResponseMark>();
+  RequestValues values{.request_id = UniqueId("metrics"), .response = mark};
+  const Context request = Context().with_values(values);
+  double real_orphan = 0;
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), on);
+    co_await conn->execute(request, "select 1", {});  // done before the response: not orphaned
+    // Stopped at its deadline: the cancel ends it on the server.
+    try {
+      co_await conn->execute(Context().with_timeout(100ms), "select pg_sleep(5)", {});
+    } catch (const Error&) {
+    }
+    // The response goes out 50 ms into a 200 ms statement that runs to its end.
+    asio::steady_timer respond(co_await asio::this_coro::executor, 50ms);
+    TimePoint sent{};
+    respond.async_wait([&](auto) {
+      sent = SteadyClock::now();
+      mark->mark_sent(sent);
+    });
+    co_await conn->execute(request, "select pg_sleep(0.2)", {});
+    real_orphan = std::chrono::duration<double>(SteadyClock::now() - sent).count();
+    // With propagation off the driver gives up at the stop; the statement runs on unseen.
+    auto zombie = co_await open_postgresql(Context(), off);
+    const Context bounded = request.with_timeout(50ms);
+    try {
+      co_await zombie->execute(bounded, "select pg_sleep(0.3)", {});
+    } catch (const Error&) {
+    }
+  });
+  const std::string text = "\n" + registry.expose();
+  EXPECT_EQ(Metric(text, R"(cutoff_stops_total{layer="sql",reason="deadline_exceeded"})"), 2) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_overshoot_seconds_count{layer="sql"})"), 2) << text;
+  EXPECT_LT(Metric(text, R"(cutoff_overshoot_seconds_sum{layer="sql"})"), 0.5 * cutoff::testing::TimeScale());
+  EXPECT_EQ(Metric(text, R"(cutoff_orphaned_work_seconds_count{backend="postgresql"})"), 1) << text;
+  const double orphaned = Metric(text, R"(cutoff_orphaned_work_seconds_sum{backend="postgresql"})");
+  EXPECT_GT(orphaned, 0.1);
+  EXPECT_LE(orphaned, real_orphan);
+  EXPECT_EQ(Metric(text, R"(cutoff_orphaned_work_unobserved_total{backend="postgresql"})"), 1) << text;
 }
 
 }  // namespace

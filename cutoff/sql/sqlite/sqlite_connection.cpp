@@ -19,6 +19,7 @@
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/sql/comment.hpp"
 #include "cutoff/sql/database_error.hpp"
+#include "cutoff/sql/internal/driver_metrics.hpp"
 #include "cutoff/core/internal/wake_signal.hpp"
 
 namespace cutoff::sql {
@@ -162,6 +163,17 @@ struct Call : cutoff::internal::WakeSignal {
   bool in_tx_after = false;
 };
 
+// Whether a statement's error is a stop (not the database's own error).
+bool IsStop(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& x) {
+    return x.stop_reason() != StopReason::none;
+  } catch (...) {
+    return false;
+  }
+}
+
 enum class Mode {
   statement,  // watched: progress handler, interrupt, deadline-aware busy handler
   commit,     // never interrupted
@@ -267,7 +279,9 @@ Result ExecuteOnWorker(Worker& w, const Job& job) {
 class SqliteConnection final : public Connection {
  public:
   SqliteConnection(std::shared_ptr<Worker> worker, SqliteOptions options)
-      : w_(std::move(worker)), options_(std::move(options)) {}
+      : w_(std::move(worker)),
+        options_(std::move(options)),
+        metrics_(internal::DriverMetrics::make(options_.driver.metrics, "sqlite")) {}
 
   ~SqliteConnection() override { w_->Close(/*detach=*/zombie_); }
 
@@ -372,7 +386,12 @@ class SqliteConnection final : public Connection {
                                          ctx.request_id()});
     // A copy: an abandoned statement may outlive this connection.
     auto observer = mode == Mode::statement ? options_.driver.statement_observer : nullptr;
-    w_->Post([w = w_.get(), call, job, seq, watched, observer = std::move(observer), hold = w_] {
+    // The worker sees the statement's real end, even for one abandoned at a stop: it is the
+    // one to tell whether the statement outlived its request's response (orphaned work).
+    std::shared_ptr<ResponseMark> response = metrics_ ? ctx.values().response : nullptr;
+    std::shared_ptr<const internal::DriverMetrics> metrics = response ? metrics_ : nullptr;
+    w_->Post([w = w_.get(), call, job, seq, watched, observer = std::move(observer), hold = w_,
+              response = std::move(response), metrics = std::move(metrics)] {
       if (watched) {
         std::lock_guard lock(w->interrupt_mu);
         w->running_seq = seq;
@@ -386,6 +405,7 @@ class SqliteConnection final : public Connection {
         call->error = std::current_exception();
       }
       if (observer) observer(StatementEvent{job->request_id, started, Clock::steady().now()});
+      if (metrics) metrics->statement_ended(response.get(), SteadyClock::now());
       w->token = CancelToken();
       if (watched) {
         std::lock_guard lock(w->interrupt_mu);
@@ -395,6 +415,8 @@ class SqliteConnection final : public Connection {
       call->Finish(/*abandon=*/false);
     });
 
+    observe::StopStamp stamp;  // for the overshoot of a stopped statement
+    if (metrics_ && (watched || abandon_on_stop)) stamp.arm(ctx.token());
     std::optional<CancelRegistration> on_stop;
     if (watched) {
       on_stop.emplace(ctx.token(), [w = w_, seq](StopReason) {
@@ -427,18 +449,23 @@ class SqliteConnection final : public Connection {
       abandoned = call->abandoned;
     }
     if (abandoned) {
+      if (metrics_) metrics_->stopped(ctx, stamp);  // returned at the stop; the statement runs on
       broken_ = zombie_ = true;
       throw Error::stopped(ctx.stop_reason() != StopReason::none ? ctx.stop_reason() : StopReason::cancelled,
                            ctx.request_id());
     }
     in_tx_ = call->in_tx_after;
     // Take the outcome out of the call: the worker may drop the last reference to it.
-    if (std::exception_ptr error = std::move(call->error)) std::rethrow_exception(error);
+    if (std::exception_ptr error = std::move(call->error)) {
+      if (metrics_ && watched && IsStop(error)) metrics_->stopped(ctx, stamp);  // interrupted and returned
+      std::rethrow_exception(error);
+    }
     co_return std::move(call->result);
   }
 
   std::shared_ptr<Worker> w_;
   SqliteOptions options_;
+  std::shared_ptr<const internal::DriverMetrics> metrics_;  // null: no metrics
   std::uint64_t next_seq_ = 1;
   AccessMode tx_mode_ = AccessMode::read_write;
   bool in_tx_ = false;

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <mutex>
+#include <optional>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cutoff/observe/metrics.hpp"
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/testing/run_sync.hpp"
 
@@ -337,6 +339,105 @@ TEST(Sqlite, PropagationOffLeavesTheStatementRunning) {
       EXPECT_GT(ended[0].second.time_since_epoch(), (start + 50ms).time_since_epoch());
     }
   });
+}
+
+// The value of one sample ("name{labels}"), 0 when absent.
+double Metric(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 2));
+}
+
+// A counting query that takes a while (about 100 ms per million rows here), and ends.
+constexpr const char* kCount =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c";
+
+TEST(SqliteMetrics, StopsAndOvershootAreRecordedForLayerSql) {
+  observe::Registry registry;
+  SqliteOptions opts;
+  opts.driver.metrics = &registry;
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_sqlite(Context(), opts);
+    co_await conn->execute(Context(), "select 1", {});  // not stopped: not counted
+    try {
+      co_await conn->execute(Context().with_timeout(50ms), kEndless, {});
+    } catch (const Error&) {
+    }
+    auto [ctx, source] = Context().with_cancel();
+    std::thread canceller([source = source] {
+      std::this_thread::sleep_for(30ms);
+      source.request_stop(StopReason::cancelled);
+    });
+    try {
+      co_await conn->execute(ctx, kEndless, {});
+    } catch (const Error&) {
+    }
+    canceller.join();
+  });
+  const std::string text = "\n" + registry.expose();
+  EXPECT_EQ(Metric(text, R"(cutoff_stops_total{layer="sql",reason="deadline_exceeded"})"), 1) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_stops_total{layer="sql",reason="cancelled"})"), 1) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_overshoot_seconds_count{layer="sql"})"), 2) << text;
+  EXPECT_LT(Metric(text, R"(cutoff_overshoot_seconds_sum{layer="sql"})"), 0.5);  // interrupted at once
+}
+
+// Orphaned work is the statement's real end after the response, seen by the worker that runs
+// it, also when propagation is off and the caller stopped waiting long before.
+TEST(SqliteMetrics, StatementsEndingAfterTheResponseAreOrphanedWork) {
+  for (const Propagation propagation : {Propagation::on, Propagation::off}) {
+    SCOPED_TRACE(propagation == Propagation::on ? "propagation on" : "propagation off");
+    observe::Registry registry;
+    std::mutex mu;
+    std::optional<TimePoint> ended;
+    SqliteOptions opts;
+    opts.driver.metrics = &registry;
+    opts.driver.propagation = propagation;
+    opts.driver.statement_observer = [&](const StatementEvent& e) {
+      std::lock_guard lock(mu);
+      if (e.ended && e.request_id == "r1") ended = e.ended;
+    };
+    auto mark = std::make_shared<ResponseMark>();
+    RequestValues values{.request_id = "r1", .response = mark};
+    const Context request = Context().with_values(values);
+    TimePoint sent{};
+    const std::string count_series = R"(cutoff_orphaned_work_seconds_count{backend="sqlite"})";
+    RunSync([&]() -> asio::awaitable<void> {
+      auto conn = co_await open_sqlite(Context(), opts);
+      co_await conn->execute(request, "select 1", {});  // ended before the response: not orphaned
+      EXPECT_EQ(Metric("\n" + registry.expose(), count_series), 0);
+      if (propagation == Propagation::on) {
+        // The response goes out while the statement still runs (a handler that answered and
+        // left its query behind).
+        std::thread responder([&] {
+          std::this_thread::sleep_for(20ms);
+          sent = SteadyClock::now();
+          mark->mark_sent(sent);
+        });
+        co_await conn->execute(request, kCount, {});
+        responder.join();
+      } else {
+        // The caller gives up at its deadline and answers; the statement runs on in the worker.
+        const Context bounded = request.with_timeout(20ms);
+        try {
+          co_await conn->execute(bounded, kCount, {});
+        } catch (const Error&) {
+        }
+        sent = SteadyClock::now();
+        mark->mark_sent(sent);
+      }
+    });
+    // The abandoned statement ends later, on its own.
+    for (int i = 0; i < 1000 && Metric("\n" + registry.expose(), count_series) == 0; ++i)
+      std::this_thread::sleep_for(10ms);
+    const std::string text = "\n" + registry.expose();
+    ASSERT_EQ(Metric(text, count_series), 1) << text;
+    std::lock_guard lock(mu);
+    ASSERT_TRUE(ended.has_value());
+    ASSERT_GT(*ended, sent) << "the statement ended before the response; make kCount longer";
+    const double real = std::chrono::duration<double>(*ended - sent).count();
+    const double orphaned = Metric(text, R"(cutoff_orphaned_work_seconds_sum{backend="sqlite"})");
+    EXPECT_GE(orphaned, real);
+    EXPECT_LT(orphaned, real + 0.05);
+  }
 }
 
 }  // namespace
