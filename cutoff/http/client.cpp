@@ -271,7 +271,10 @@ struct Client::Impl {
       if (!conn) {
         const Context connecting = attempt.with_timeout(options.connect_timeout);
         try {
-          conn = co_await with_context(connecting, Connect(url));
+          // A named awaitable: g++ 12 destroys temporaries of a co_await's full expression
+          // twice (here the Context copy with_context takes).
+          auto connect = with_context(connecting, Connect(url));
+          conn = co_await std::move(connect);
         } catch (const Error& e) {
           if (e.stop_reason() == StopReason::none || attempt.stop_requested()) throw;
           retry_safe = true;  // nothing was sent
@@ -368,7 +371,8 @@ asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req
     asio::steady_timer pause(co_await asio::this_coro::executor, backoff);
     std::optional<Error> stopped;
     try {
-      co_await with_context(ctx, pause.async_wait(asio::use_awaitable));
+      auto pausing = with_context(ctx, pause.async_wait(asio::use_awaitable));
+      co_await std::move(pausing);
     } catch (const Error& e) {
       stopped = e;
     } catch (const boost::system::system_error&) {  // our coroutine was cancelled through Asio

@@ -120,8 +120,11 @@ class ClientTest : public ::testing::Test {
   asio::awaitable<Context> StopWhenServed(Context parent) {
     auto [ctx, source] = parent.with_cancel();
     const int before = calls_.load();
+    // The executor first: a co_await in the same full expression as the lambda would make
+    // g++ 12 destroy the lambda (and the CancelSource it holds) twice.
+    const auto executor = co_await asio::this_coro::executor;
     asio::co_spawn(
-        co_await asio::this_coro::executor,
+        executor,
         [this, before, source = source]() -> asio::awaitable<void> {
           for (int i = 0; i < 2000 && calls_.load() == before; ++i) co_await Sleep(2ms);
           co_await Sleep(5ms);  // the server is inside its handler
