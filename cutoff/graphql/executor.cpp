@@ -58,9 +58,10 @@ std::vector<PathSegment> PathOf(const PathNode* n) {
   return {out.rbegin(), out.rend()};
 }
 
-std::string PathText(const PathNode* n) {
+// "warehouse.bins.3.stock"
+std::string PathText(const std::vector<PathSegment>& path) {
   std::string out;
-  for (const auto& seg : PathOf(n)) {
+  for (const auto& seg : path) {
     if (!out.empty()) out.push_back('.');
     if (auto* k = std::get_if<std::string>(&seg))
       out += *k;
@@ -69,6 +70,8 @@ std::string PathText(const PathNode* n) {
   }
   return out;
 }
+
+std::string PathText(const PathNode* n) { return PathText(PathOf(n)); }
 
 void AppendInt(std::string& out, std::int64_t v) {
   char buf[24];
@@ -125,17 +128,7 @@ struct ErrorSink {
 // masking says. `code` is kept when the error had one (a cutoff::Error of code internal).
 GraphQLError Unexpected(const ErrorSink& sink, std::string_view what, std::vector<Location> locations,
                         std::vector<PathSegment> path, std::string_view code = {}) {
-  if (sink.recorder) {
-    std::string path_text;
-    for (const auto& seg : path) {
-      if (!path_text.empty()) path_text.push_back('.');
-      if (auto* k = std::get_if<std::string>(&seg))
-        path_text += *k;
-      else
-        path_text += std::to_string(std::get<std::int64_t>(seg));
-    }
-    sink.recorder->internal_error(sink.operation, path_text, sink.ctx.request_id(), what);
-  }
+  if (sink.recorder) sink.recorder->internal_error(sink.operation, PathText(path), sink.ctx.request_id(), what);
   const ErrorMasking& masking = sink.schema.error_masking();
   if (!masking.enabled)
     return GraphQLError{std::string(what), std::move(locations), std::move(path), std::string(code)};
@@ -263,16 +256,15 @@ class Execution {
 
   asio::awaitable<Response> Run() {
     Response resp;
-    const OperationDefinition* selected = select_operation(*req_.document, req_.operation_name);
-    const bool mutation = selected && selected->type == OperationType::mutation;
-    // A mutation needs a ledger to tell a field whose effect may have landed from one that
-    // cannot have written anything. Attached here only when the caller brought none: new
-    // values make a context unrecognisable to whoever keys on them (see docs/architecture.md).
-    if (mutation && !ctx_.commit_ledger()) ctx_ = ctx_.with_commit_ledger(std::make_shared<CommitLedger>());
     const Document& doc = *req_.document;
     for (const auto& f : doc.fragments) fragments_[f.name] = &f;
     op_ = FindOperation(doc, resp);
     if (!op_) co_return resp;
+    // A mutation needs a ledger to tell a field whose effect may have landed from one that
+    // cannot have written anything. Attached here only when the caller brought none: new
+    // values make a context unrecognisable to whoever keys on them (see docs/architecture.md).
+    if (op_->type == OperationType::mutation && !ctx_.commit_ledger())
+      ctx_ = ctx_.with_commit_ledger(std::make_shared<CommitLedger>());
     if (!CoerceVariables(resp)) co_return resp;
     const Type* root_type = schema_.root_type(op_->type);
     if (!root_type) {
