@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/values.hpp"
@@ -386,7 +388,8 @@ std::string print_literal(const Value& v) {
 // Builds a Schema from a parsed SDL document (prelude first).
 class SchemaBuilder {
  public:
-  explicit SchemaBuilder(Schema& s) : s_(s) {}
+  // Lines up to `prelude_lines` are the built-in prelude, which may use reserved names.
+  SchemaBuilder(Schema& s, std::uint32_t prelude_lines) : s_(s), prelude_lines_(prelude_lines) {}
 
   void Build(const Document& doc) {
     // 1. Named types.
@@ -498,6 +501,9 @@ class SchemaBuilder {
     // Directive arguments are checked once every type has its members (an enum argument's
     // values, an input object's fields).
     CheckDirectiveUses(doc);
+    CheckReservedNames(doc);
+    CheckDeprecatedRequired(doc);
+    CheckDirectiveCycles(doc);
 
     // 4. Interface implementations: objects and interfaces listed as possible types.
     for (auto& t : s_.types_) {
@@ -831,6 +837,93 @@ class SchemaBuilder {
     }
   }
 
+  // Names beginning with "__" belong to introspection (spec 3.3, "Reserved Names"): the
+  // prelude defines them, a schema may not.
+  void CheckReservedNames(const Document& doc) {
+    auto check = [&](std::string_view name, Location loc) {
+      if (loc.line <= prelude_lines_ || name.substr(0, 2) != "__") return;
+      Error("Name \"" + std::string(name) + "\" must not begin with \"__\", which is reserved by GraphQL introspection.",
+            loc);
+    };
+    auto inputs = [&](const std::vector<InputValueDefinition>& defs) {
+      for (const InputValueDefinition& d : defs) check(d.name, d.loc);
+    };
+    for (const TypeDefinition& def : doc.types) {
+      if (!def.extension) check(def.name, def.loc);
+      for (const FieldDefinition& fd : def.fields) {
+        check(fd.name, fd.loc);
+        inputs(fd.arguments);
+      }
+      inputs(def.input_fields);
+      for (const EnumValueDefinition& v : def.values) check(v.name, v.loc);
+    }
+    for (const DirectiveDefinition& d : doc.directives) {
+      check(d.name, d.loc);
+      inputs(d.arguments);
+    }
+  }
+
+  // A required argument or input field (non-null, no default) cannot be deprecated: a client
+  // told to stop sending it could not (spec 3.6.1, 3.10.1, 3.13).
+  void CheckDeprecatedRequired(const Document& doc) {
+    auto check = [&](const InputValueDefinition& d, const std::string& what) {
+      if (d.type.kind != TypeRef::Kind::non_null || d.default_value) return;
+      for (const Directive& use : d.directives)
+        if (use.name == "deprecated") Error("Required " + what + " cannot be deprecated.", use.loc);
+    };
+    for (const TypeDefinition& def : doc.types) {
+      const std::string type(def.name);
+      for (const FieldDefinition& fd : def.fields)
+        for (const InputValueDefinition& a : fd.arguments)
+          check(a, "argument " + type + "." + std::string(fd.name) + "(" + std::string(a.name) + ":)");
+      for (const InputValueDefinition& iv : def.input_fields)
+        check(iv, "input field " + type + "." + std::string(iv.name));
+    }
+    for (const DirectiveDefinition& d : doc.directives)
+      for (const InputValueDefinition& a : d.arguments)
+        check(a, "argument @" + std::string(d.name) + "(" + std::string(a.name) + ":)");
+  }
+
+  // A directive definition must not use itself, directly on its own arguments or through the
+  // types and directives those arguments reach (spec 3.13): evaluating it would never end.
+  void CheckDirectiveCycles(const Document& doc) {
+    std::unordered_map<std::string_view, const DirectiveDefinition*> directives;
+    std::unordered_map<std::string_view, std::vector<const TypeDefinition*>> types;  // with extensions
+    for (const DirectiveDefinition& d : doc.directives) directives.emplace(d.name, &d);
+    for (const TypeDefinition& t : doc.types) types[t.name].push_back(&t);
+    for (const DirectiveDefinition& root : doc.directives) {
+      std::unordered_set<std::string_view> seen_directives{root.name}, seen_types;
+      std::vector<const InputValueDefinition*> work;  // an explicit stack: input types nest deeply
+      std::vector<const std::vector<Directive>*> uses;
+      for (const InputValueDefinition& a : root.arguments) work.push_back(&a);
+      std::optional<Location> found;
+      auto visit_uses = [&](const std::vector<Directive>& ds) {
+        for (const Directive& use : ds) {
+          if (use.name == root.name) {
+            if (!found) found = use.loc;
+            return;
+          }
+          auto it = directives.find(use.name);
+          if (it == directives.end() || !seen_directives.insert(use.name).second) continue;
+          for (const InputValueDefinition& a : it->second->arguments) work.push_back(&a);
+        }
+      };
+      while (!work.empty() && !found) {
+        const InputValueDefinition* iv = work.back();
+        work.pop_back();
+        visit_uses(iv->directives);
+        auto it = types.find(iv->type.named_type());
+        if (it == types.end() || !seen_types.insert(it->first).second) continue;
+        for (const TypeDefinition* t : it->second) {
+          visit_uses(t->directives);
+          for (const EnumValueDefinition& v : t->values) visit_uses(v.directives);
+          for (const InputValueDefinition& f : t->input_fields) work.push_back(&f);
+        }
+      }
+      if (found) ErrorAt("Directive \"@" + std::string(root.name) + "\" must not reference itself.", {root.loc, *found});
+    }
+  }
+
   void CheckImplementations(const Type& t) {
     for (const Type* i : t.interfaces) {
       for (const Field& f : i->fields) {
@@ -848,6 +941,7 @@ class SchemaBuilder {
   }
 
   Schema& s_;
+  std::uint32_t prelude_lines_;
   std::vector<DirectiveDef> implicit_;  // @cost and @listSize when the schema does not declare them
 };
 
@@ -899,7 +993,7 @@ SchemaResult Schema::from_sdl(std::string sdl) {
     return result;
   }
   std::unique_ptr<Schema> schema(new Schema());
-  SchemaBuilder builder(*schema);
+  SchemaBuilder builder(*schema, prelude_lines);
   builder.Build(*parsed.document);
   if (!builder.errors.empty()) {
     for (GraphQLError& e : builder.errors) relocate(e);

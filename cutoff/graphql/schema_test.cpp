@@ -156,6 +156,51 @@ TEST(SchemaDirectives, UnknownDirectivesAndArgumentsAreErrorsAtEveryLocation) {
             (Errors{"Value \"QUICK\" does not exist in \"Mode\" enum. @3:30"}));
 }
 
+TEST(SchemaRules, NamesBeginningWithTwoUnderscoresAreReserved) {
+  EXPECT_EQ(ErrorsOf("type Query { __a: Int }"),
+            (Errors{"Name \"__a\" must not begin with \"__\", which is reserved by GraphQL introspection. @1:14"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int }\ndirective @__mine on FIELD"),
+            (Errors{"Name \"__mine\" must not begin with \"__\", which is reserved by GraphQL introspection. @2:1"}));
+  EXPECT_EQ(ErrorsOf("type Query { a(__x: Int): Int }\ntype __Mine { a: Int }\nenum E { __V }\ninput I { __f: Int }"),
+            (Errors{"Name \"__x\" must not begin with \"__\", which is reserved by GraphQL introspection. @1:16",
+                    "Name \"__Mine\" must not begin with \"__\", which is reserved by GraphQL introspection. @2:1",
+                    "Name \"__V\" must not begin with \"__\", which is reserved by GraphQL introspection. @3:10",
+                    "Name \"__f\" must not begin with \"__\", which is reserved by GraphQL introspection. @4:11"}));
+  EXPECT_TRUE(Schema::from_sdl("type Query { a_: Int _b: Int a__b: Int }").ok());  // only a leading "__"
+}
+
+TEST(SchemaRules, RequiredArgumentsAndInputFieldsCannotBeDeprecated) {
+  EXPECT_EQ(ErrorsOf("type Query { a(x: Int! @deprecated): Int }"),
+            (Errors{"Required argument Query.a(x:) cannot be deprecated. @1:24"}));
+  EXPECT_EQ(ErrorsOf("type Query { a(x: I): Int }\ninput I { f: String! @deprecated(reason: \"use g\") g: Int }"),
+            (Errors{"Required input field I.f cannot be deprecated. @2:22"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int }\ndirective @d(x: Int! @deprecated) on FIELD"),
+            (Errors{"Required argument @d(x:) cannot be deprecated. @2:22"}));
+  // Optional ones may be: nullable, or non-null with a default.
+  EXPECT_TRUE(Schema::from_sdl("type Query { a(x: Int @deprecated, y: Int! = 1 @deprecated): Int }\n"
+                               "input I { f: String @deprecated g: Int! = 2 @deprecated }")
+                  .ok());
+}
+
+TEST(SchemaRules, ADirectiveMustNotReferenceItself) {
+  EXPECT_EQ(ErrorsOf("type Query { a: Int }\ndirective @d(x: Int @d) on ARGUMENT_DEFINITION"),
+            (Errors{"Directive \"@d\" must not reference itself. @2:1 @2:21"}));
+  // Through another directive, and through an argument's input type and enum.
+  EXPECT_EQ(ErrorsOf("type Query { a: Int }\n"
+                     "directive @a(x: Int @b) on ARGUMENT_DEFINITION\n"
+                     "directive @b(y: Int @a) on ARGUMENT_DEFINITION"),
+            (Errors{"Directive \"@a\" must not reference itself. @2:1 @3:21",
+                    "Directive \"@b\" must not reference itself. @3:1 @2:21"}));
+  EXPECT_EQ(ErrorsOf("type Query { a: Int }\n"
+                     "directive @d(x: Outer) on INPUT_FIELD_DEFINITION | ENUM_VALUE\n"
+                     "input Outer { inner: [Inner!] }\ninput Inner { e: E }\nenum E { A B @d }"),
+            (Errors{"Directive \"@d\" must not reference itself. @2:1 @5:14"}));
+  // Uses elsewhere, and uses of other directives, are fine.
+  EXPECT_TRUE(Schema::from_sdl("directive @d(x: In) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION\n"
+                               "input In { f: Int @deprecated }\ntype Query { a: Int @d }\ninput Other { g: Int @d }")
+                  .ok());
+}
+
 TEST(SchemaDirectives, CostDirectivesAreKnownWhetherOrNotDeclared) {
   // Undeclared: the cost specification's arguments and locations.
   SchemaResult r = Schema::from_sdl(R"(
