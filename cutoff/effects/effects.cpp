@@ -115,7 +115,9 @@ Effects::Effects(sql::Pool& pool, EffectsOptions options)
       admission_(options_.max_in_flight),
       idempotency_table_(options_.table_prefix + "idempotency"),
       outbox_table_(options_.table_prefix + "outbox"),
-      counters_(std::make_unique<Counters>()) {}
+      counters_(std::make_unique<Counters>()) {
+  if (options_.metrics) stops_.emplace(*options_.metrics, "effect");
+}
 
 Effects::~Effects() = default;
 
@@ -151,6 +153,10 @@ asio::awaitable<void> Effects::install(const Context& ctx) {
 
 asio::awaitable<void> Effects::Fault(Step step, const Context& caller) {
   if (options_.fault) co_await options_.fault(step, caller);
+}
+
+void Effects::CountStop(StopReason reason, const observe::StopStamp& stamp) const noexcept {
+  if (stops_) stops_->record(reason, stamp.since_stop());
 }
 
 void Effects::CountAmbiguous(const std::string& operation) noexcept {
@@ -194,13 +200,18 @@ asio::awaitable<EffectOutcome> Effects::Run(sql::Connection& conn, const Context
     throw Error(ErrorCode::invalid_argument, "an idempotency key needs a read-write region", rid);
 
   const Context body_ctx = ctx.with_deadline(region);
+  observe::StopStamp stamp;  // the start of a stopped region's overshoot
+  if (stops_) stamp.arm(body_ctx.token());
   static const std::string kNoKey;
   const internal::IdempotencyKey key{idempotency_table_, request.operation,
                                      keyed ? *request.idempotency_key : kNoKey};
 
   // ---- Before the commit point: a stop rolls back and is reported as itself. ----
   co_await Fault(Step::before_begin, ctx);
-  if (body_ctx.stop_requested()) throw classify_stop(Step::before_begin, body_ctx.stop_reason(), shape, rid);
+  if (body_ctx.stop_requested()) {
+    CountStop(body_ctx.stop_reason(), stamp);
+    throw classify_stop(Step::before_begin, body_ctx.stop_reason(), shape, rid);
+  }
 
   std::string token;
   if (keyed) {
@@ -270,17 +281,19 @@ asio::awaitable<EffectOutcome> Effects::Run(sql::Connection& conn, const Context
       const StopReason why = body_ctx.stop_requested() ? body_ctx.stop_reason() : ReasonOf(CodeOf(failure));
       Error e = classify_stop(step, why, shape, rid);
       if (e.code() == ErrorCode::commit_ambiguous) CountAmbiguous(request.operation);
+      CountStop(why, stamp);
       throw e;
     }
     std::rethrow_exception(failure);
   }
 
-  co_return co_await Commit(conn, ctx, request, shape, token, tx, fx, std::move(result));
+  co_return co_await Commit(conn, ctx, request, shape, token, tx, fx, std::move(result), stamp);
 }
 
 asio::awaitable<EffectOutcome> Effects::Commit(sql::Connection& conn, const Context& ctx, EffectRequest& request,
                                                TransactionShape shape, const std::string& token,
-                                               std::optional<sql::Transaction>& tx, Effect& fx, std::string result) {
+                                               std::optional<sql::Transaction>& tx, Effect& fx, std::string result,
+                                               const observe::StopStamp& stamp) {
   const std::string& rid = ctx.request_id();
   const bool keyed = !token.empty();
   static const std::string kNoKey;
@@ -325,6 +338,7 @@ asio::awaitable<EffectOutcome> Effects::Commit(sql::Connection& conn, const Cont
       }
       if (ctx.stop_requested() && shape.nested) {
         CountAmbiguous(request.operation);
+        CountStop(ctx.stop_reason(), stamp);
         throw classify_stop(Step::sending_commit, ctx.stop_reason(), shape, rid);
       }
     }
@@ -350,6 +364,7 @@ asio::awaitable<EffectOutcome> Effects::Commit(sql::Connection& conn, const Cont
   if (stopped_at) {
     Error e = classify_stop(*stopped_at, ctx.stop_reason(), shape, rid);
     if (e.code() == ErrorCode::commit_ambiguous) CountAmbiguous(request.operation);
+    CountStop(ctx.stop_reason(), stamp);
     throw e;
   }
   co_return EffectOutcome{std::move(result), false};

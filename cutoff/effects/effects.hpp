@@ -90,7 +90,9 @@ struct EffectsOptions {
   // Budget of each outbox delivery.
   std::chrono::milliseconds dispatch_timeout{2000};
   OutboxSink sink;  // null: messages wait in the table for a relay with a sink
-  observe::DeadlineMetrics* metrics = nullptr;  // commit_ambiguous per operation
+  // commit_ambiguous per operation; regions ended by a stop in cutoff_stops_total{layer="effect"}
+  // with their overshoot (stop → region rolled back, or its commit finished).
+  observe::DeadlineMetrics* metrics = nullptr;
   FaultHook fault;
 };
 
@@ -215,11 +217,14 @@ class Effects {
   // From the decision to commit on: COMMIT, after-commit work, and the stop re-raised.
   boost::asio::awaitable<EffectOutcome> Commit(sql::Connection& conn, const Context& ctx, EffectRequest& request,
                                                TransactionShape shape, const std::string& token,
-                                               std::optional<sql::Transaction>& tx, Effect& fx, std::string result);
+                                               std::optional<sql::Transaction>& tx, Effect& fx, std::string result,
+                                               const observe::StopStamp& stamp);
   boost::asio::awaitable<void> Fault(Step step, const Context& caller);
   boost::asio::awaitable<void> AfterCommit(Effect& fx, const Context& shield);
   boost::asio::awaitable<bool> Dispatch(const OutboxMessage& message, sql::Connection& conn);
   void CountAmbiguous(const std::string& operation) noexcept;
+  // A region ended by a stop: cutoff_stops_total{layer="effect"} and its overshoot.
+  void CountStop(StopReason reason, const observe::StopStamp& stamp) const noexcept;
 
   sql::Pool& pool_;
   EffectsOptions options_;
@@ -227,6 +232,7 @@ class Effects {
   std::string idempotency_table_;
   std::string outbox_table_;
   std::unique_ptr<Counters> counters_;
+  std::optional<observe::LayerStops> stops_;  // with options.metrics
 };
 
 }  // namespace cutoff::effects

@@ -105,6 +105,9 @@ TEST_P(EffectsFaultMatrix, ReportsTheRightCodeAndNeverLosesAfterCommitWork) {
       if (how == StopReason::cancelled) source.request_stop(StopReason::cancelled);
       else co_await WaitUntilStopped(c);
     };
+    observe::Registry registry;
+    observe::DeadlineMetrics metrics(registry);
+    opts.metrics = &metrics;
     Effects effects(db.pool(), opts);
     co_await effects.install(Context());
 
@@ -139,6 +142,11 @@ TEST_P(EffectsFaultMatrix, ReportsTheRightCodeAndNeverLosesAfterCommitWork) {
     const EffectStats st = effects.stats();
     EXPECT_EQ(st.committed, committed ? 1u : 0u);
     EXPECT_EQ(st.ambiguous, committed ? 1u : 0u);
+    // Every cell ended in a stop: one at the effect layer, with the stop's own reason, and
+    // its overshoot observed once.
+    EXPECT_EQ(metrics.stops.with({"effect", to_string(how)}).value(), 1);
+    EXPECT_EQ(metrics.overshoot.with({"effect"}).snapshot().count, 1u);
+    EXPECT_EQ(metrics.commit_ambiguous.with({"items.create"}).value(), committed ? 1 : 0);
     if (where == Step::body) {  // the statement was stopped, not waited out
       EXPECT_LT(took, budget + std::chrono::milliseconds(2000 * TimeScale()));
     }
