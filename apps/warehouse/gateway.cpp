@@ -177,7 +177,10 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
   limits_ = std::make_unique<OutboundLimits>(LimitOptions(options_, nullptr));
   http::ClientOptions client;
   switch (options_.mode) {
-    case Mode::cutoff: client.attempt_timeout = options_.max_budget; break;  // the budget bounds it
+    case Mode::cutoff:
+      client.attempt_timeout = options_.max_budget;  // the budget bounds it
+      client.reply_margin = options_.inventory_reply_margin;
+      break;
     case Mode::timeouts: client.attempt_timeout = options_.operation_budget; break;
     case Mode::none: client.attempt_timeout = std::chrono::hours(1); break;
   }

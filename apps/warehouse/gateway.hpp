@@ -55,6 +55,10 @@ struct GatewayOptions {
   std::chrono::milliseconds valuation_cap{1'500};
   std::chrono::milliseconds max_budget{30'000};
   std::chrono::milliseconds subscription_poll{200};
+  // Under `cutoff`, taken off the budget sent to the inventory (http::ClientOptions::
+  // reply_margin): its deadline fires first, so a reservation it stopped before committing
+  // comes back as a definite DEADLINE_EXCEEDED instead of an unanswered, ambiguous call.
+  std::chrono::milliseconds inventory_reply_margin{3};
   // Outbound fan-out (see the top of this file). `max_calls` must stay below the inventory's
   // connection limit (http::ServerLimits::max_connections, 1024 by default).
   std::size_t max_calls_per_operation = 16;

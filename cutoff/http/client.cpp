@@ -11,6 +11,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <map>
@@ -235,6 +236,15 @@ struct Client::Impl {
     const std::string host = (ipv6 ? "[" + url.host + "]" : url.host) + (default_port ? "" : ":" + std::to_string(url.port));
     req.set(bhttp::field::host, host);
     std::string budget_value = *budget;
+    if (options.reply_margin > Duration::zero()) {
+      // The server's deadline comes first by the margin (at most half of what is left), so
+      // that its answer to a stop there, a definite one before its commit point, can still
+      // arrive inside ours.
+      const Duration left = attempt.remaining();
+      const Duration margin = std::min(options.reply_margin, left / 2);
+      if (auto tighter = format_budget_ms(Deadline::after(left - margin, attempt.clock()), attempt.clock()))
+        budget_value = std::move(*tighter);
+    }
     for (const auto& f : in.headers.fields()) {
       if (iequals(f.name, kBudgetHeader)) {
         // A budget header set by the caller may only tighten ours.

@@ -7,9 +7,9 @@
 //
 // Each call:
 // - fails locally with `deadline_exceeded`, sending nothing, when the context's budget is
-//   already spent; otherwise sends `Deadline-Budget-Ms` with the milliseconds left, rounded
-//   up (a live budget never reads as 0; a Deadline-Budget-Ms the caller set itself is kept
-//   only when it is tighter);
+//   already spent; otherwise sends `Deadline-Budget-Ms` with the milliseconds left (less
+//   `reply_margin`), rounded up (a live budget never reads as 0; a Deadline-Budget-Ms the
+//   caller set itself is kept only when it is tighter);
 // - bounds each attempt by min(time remaining, attempt_timeout): an attempt cut by its own
 //   timeout fails with `attempt_timeout`, one cut by the caller's deadline with
 //   `deadline_exceeded`, and a caller that stops fails with its own reason;
@@ -79,6 +79,11 @@ struct ClientOptions {
   Duration max_idle_time = std::chrono::seconds(30);  // pooled connections older are closed
   std::size_t max_response_bytes = 16 * 1024 * 1024;
   observe::Registry* metrics = nullptr;  // stops and overshoot (see above); null: none
+  // Taken off the budget sent downstream (never more than half of what is left), so that the
+  // server's deadline fires first and its answer still arrives within ours: a write it stopped
+  // before its commit point then comes back as a definite `deadline_exceeded`, instead of a
+  // request sent and never answered (`commit_ambiguous`). Zero sends the whole budget.
+  Duration reply_margin = Duration::zero();
 };
 
 struct ClientRequest {

@@ -99,6 +99,14 @@ class ClientTest : public ::testing::Test {
       if (!code) co_return Response::text(502, "bad gateway");
       throw Error(*code, "as asked");
     });
+    // Works until the budget it was sent runs out (the server binds it): a write stopped
+    // before its commit point, answered as such.
+    server_->route("POST", "/until-deadline", [this](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+      ++calls_;
+      auto sleeping = with_context(ctx, Sleep(5s));
+      co_await std::move(sleeping);
+      co_return Response::text(200, "done");
+    });
     server_->route("GET", "/expired", [this](const Request&, const Context&) -> asio::awaitable<Response> {
       ++calls_;
       Response r = Response::text(504, "spent");
@@ -414,6 +422,47 @@ TEST_F(ClientTest, RefusedConnectionsAreUnavailable) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unavailable);
   }
+}
+
+}  // namespace
+}  // namespace cutoff::http
+
+namespace cutoff::http {
+namespace {
+
+TEST_F(ClientTest, AReplyMarginSendsLessAndNeverMoreThanHalf) {
+  auto sent = [&](ClientOptions options, Duration budget) {
+    const std::string body = WithClient(options, [&](Client& c) -> asio::awaitable<std::string> {
+      const Context ctx = Context::background().with_timeout(budget);
+      co_return (co_await c.get(ctx, base_ + "/headers")).body;
+    });
+    return std::stol(body.substr(body.find("Deadline-Budget-Ms=") + 19));
+  };
+  EXPECT_GT(sent({}, 1000ms), 900);  // no margin: the whole budget
+  const long with_margin = sent({.reply_margin = 200ms}, 1000ms);
+  EXPECT_LE(with_margin, 800);
+  EXPECT_GT(with_margin, 700);
+  EXPECT_LE(sent({.reply_margin = 200ms}, 10ms), 5);  // half of what is left, at most
+  EXPECT_GE(sent({.reply_margin = 200ms}, 10ms), 1);
+}
+
+// With a margin, the server's own deadline fires first and its definite answer arrives: a
+// write that was stopped before it committed reads as deadline_exceeded, not as ambiguous.
+TEST_F(ClientTest, AReplyMarginTurnsAnUnansweredWriteIntoADefiniteAnswer) {
+  const Duration budget = 400ms * TimeScale();
+  auto outcome = [&](ClientOptions options) {
+    return WithClient(options, [&](Client& c) -> asio::awaitable<std::pair<Delivery, std::string>> {
+      auto ledger = std::make_shared<CommitLedger>();
+      const Context ctx = Context::background().with_commit_ledger(ledger).with_timeout(budget);
+      auto call = c.exchange(ctx, ClientRequest{.method = "POST", .url = base_ + "/until-deadline"});
+      Exchange x = co_await std::move(call);
+      EXPECT_EQ(ledger->may_have_written(), x.delivery != Delivery::answered);
+      const std::string what = x.error ? std::string(to_string(x.error->code())) : std::to_string(x.response.status);
+      co_return std::pair(x.delivery, what);
+    });
+  };
+  EXPECT_EQ(outcome({}), std::pair(Delivery::sent, std::string("commit_ambiguous")));
+  EXPECT_EQ(outcome({.reply_margin = budget / 3}), std::pair(Delivery::answered, std::string("504")));
 }
 
 }  // namespace
