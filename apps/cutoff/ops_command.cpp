@@ -158,7 +158,12 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
   if (opts.timeout_ms >= 0) base_ctx = base_ctx.with_timeout(std::chrono::milliseconds(opts.timeout_ms) + kAnswerGrace);
   auto [ctx, stop] = base_ctx.with_cancel();
   SignalStop signals(io, stop);
-  http::Client client(io.get_executor(), {.attempt_timeout = std::chrono::hours(24)});
+  // A keyed call may be repeated safely: connection failures and 502/503/504 answers are
+  // tried again (three attempts in all, within the budget).
+  const bool keyed = !opts.idempotency_key.empty();
+  http::Client client(io.get_executor(), {.attempt_timeout = std::chrono::hours(24),
+                                          .max_attempts = keyed ? 3 : 1,
+                                          .retry_backoff = std::chrono::milliseconds(100)});
   int exit_code = 0;
   auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
     try {

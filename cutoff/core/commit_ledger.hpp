@@ -30,7 +30,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <utility>
+
+#include "cutoff/core/error.hpp"
 
 namespace cutoff {
 
@@ -84,6 +87,14 @@ class CommitLedger {
   std::atomic<std::uint32_t> unkeyed_commits_{0};
   std::atomic<std::int32_t> pending_after_commit_{0};
 };
+
+// What a scope whose work noted its commit points in `ledger` reports for `failure`:
+// `failure` itself, unless it says nothing about the effect (ErrorCodeInfo::
+// leaves_effect_unknown: a stop, a timeout, an unreachable or overloaded dependency) and a
+// commit point has passed. Then commit_ambiguous, naming `what` ("operation orders.create")
+// and the failure, and saying whether repeating it with the same idempotency key is safe.
+// The one place this rule is written; every surface that reports an outcome calls it.
+Error report_after_commit_point(const Error& failure, const CommitLedger& ledger, std::string_view what);
 
 }  // namespace cutoff
 

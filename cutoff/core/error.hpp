@@ -51,6 +51,10 @@ struct ErrorCodeInfo {
   std::string_view grpc_name;     // e.g. "DEADLINE_EXCEEDED"
   int cli_exit;                   // process exit code for the `cutoff` command line
   std::string_view summary;       // a default human message
+  // The failure says nothing about work already done (a stop, an attempt's timeout, a
+  // dependency unreachable or refusing): reported after a commit point, it would read as a
+  // safe failure when the effect may exist (see report_after_commit_point, commit_ledger.hpp).
+  bool leaves_effect_unknown;
 };
 
 const ErrorCodeInfo& info(ErrorCode code) noexcept;

@@ -5,6 +5,8 @@
 #include <csignal>
 #include <set>
 
+#include "cutoff/core/commit_ledger.hpp"
+
 namespace cutoff {
 namespace {
 
@@ -85,6 +87,41 @@ TEST(Error, CustomMessage) {
   EXPECT_STREQ(e.what(), "overloaded: pool exhausted (4 of 4 in use)");
   EXPECT_EQ(e.stop_reason(), StopReason::none);
   EXPECT_TRUE(e.retryable());
+}
+
+// The one rule for a failure after a commit point, and the codes it applies to.
+TEST(ReportAfterCommitPoint, OnlyFailuresThatSayNothingOfTheEffectBecomeAmbiguous) {
+  for (const ErrorCodeInfo& i : all_error_codes()) {
+    const bool unknown = i.code == ErrorCode::deadline_exceeded || i.code == ErrorCode::cancelled ||
+                         i.code == ErrorCode::shutdown || i.code == ErrorCode::attempt_timeout ||
+                         i.code == ErrorCode::unavailable || i.code == ErrorCode::overloaded;
+    EXPECT_EQ(i.leaves_effect_unknown, unknown) << i.name;
+    CommitLedger clean, committed;
+    committed.note_commit_point();
+    const Error failure(i.code, "x", "req-1");
+    EXPECT_EQ(report_after_commit_point(failure, clean, "operation a").code(), i.code) << i.name;
+    const Error reported = report_after_commit_point(failure, committed, "operation a");
+    EXPECT_EQ(reported.code(), unknown ? ErrorCode::commit_ambiguous : i.code) << i.name;
+    EXPECT_EQ(reported.request_id(), "req-1");
+  }
+}
+
+TEST(ReportAfterCommitPoint, SaysWhetherARetryWithTheSameKeyIsSafe) {
+  CommitLedger keyed, mixed, pending;
+  keyed.note_commit_point(/*idempotency_keyed=*/true);
+  mixed.note_commit_point(true);
+  mixed.note_commit_point(false);
+  pending.note_after_commit_queued();
+  const Error stop = Error::stopped(StopReason::deadline_exceeded, "r");
+  EXPECT_EQ(report_after_commit_point(stop, keyed, "operation orders.create").message(),
+            "operation orders.create was stopped (deadline_exceeded) at or after its commit point; it may have "
+            "taken effect, so retry with the same Idempotency-Key (safe: it returns the first outcome)");
+  EXPECT_NE(report_after_commit_point(stop, mixed, "x").message().find("reconcile before running it again"),
+            std::string::npos);
+  EXPECT_EQ(report_after_commit_point(stop, pending, "x").code(), ErrorCode::commit_ambiguous);
+  EXPECT_NE(report_after_commit_point(Error(ErrorCode::unavailable, "down"), keyed, "x").message().find(
+                "x failed (unavailable)"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -312,7 +312,9 @@ asio::awaitable<EffectOutcome> Effects::Commit(sql::Connection& conn, const Cont
   };
   note_stop(Step::sending_commit);
   co_await Fault(Step::sending_commit, ctx);
-  const Context shield = ctx.detached(options_.timeout);
+  // Without the ledger: the region noted its commit point above, with its key; the
+  // transaction would note it again as unkeyed.
+  const Context shield = ctx.detached(options_.timeout).with_commit_ledger(nullptr);
   try {
     if (shape.nested) {
       co_await conn.execute(shield, "RELEASE SAVEPOINT " + std::string(kSavepoint), {});

@@ -674,6 +674,7 @@ class Execution {
                : "Check whether it took effect before trying again.";
     ambiguous_ = true;
     if (ambiguous_message_.empty()) ambiguous_message_ = m;
+    if (options_.recorder) options_.recorder->field_ambiguous(op_->name, PathText(path));
     return GraphQLError{std::move(m), LocationsOf(g), PathOf(path),
                         std::string(info(ErrorCode::commit_ambiguous).graphql_code)};
   }
@@ -687,7 +688,10 @@ class Execution {
     const bool ambiguous = FieldMayHaveWritten();
     if (stop_errors_ >= options_.max_stop_errors) {
       ++suppressed_stop_errors_;
-      if (ambiguous) ambiguous_ = suppressed_ambiguous_ = true;
+      if (ambiguous) {
+        ambiguous_ = suppressed_ambiguous_ = true;
+        if (options_.recorder) options_.recorder->field_ambiguous(op_->name, PathText(path));
+      }
       if (non_null) return NullInNonNull(nullptr);
       out() += "null";
       return true;
@@ -716,9 +720,7 @@ class Execution {
       if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
       // A failure that says nothing about the effect (no answer, a timeout, a refusal by
       // the infrastructure) after the field's effect may have landed is ambiguous too.
-      if (e.code() == ErrorCode::commit_ambiguous ||
-          (FieldMayHaveWritten() && (e.code() == ErrorCode::attempt_timeout || e.code() == ErrorCode::unavailable ||
-                                     e.code() == ErrorCode::overloaded))) {
+      if (e.code() == ErrorCode::commit_ambiguous || (FieldMayHaveWritten() && e.info().leaves_effect_unknown)) {
         if (field_ledger_) return Fail(non_null, AmbiguousError(path, g, e.message()));
         return Fail(non_null, GraphQLError{e.message(), LocationsOf(g), PathOf(path),
                                            std::string(e.info().graphql_code)});

@@ -86,6 +86,8 @@ class ExecutionRecorder {
   // (zero for a field that was never started).
   virtual void field_stopped(std::string_view operation, std::string_view path, StopReason reason,
                              Duration overshoot) = 0;
+  // A mutation root field answered COMMIT_AMBIGUOUS: its effect may have landed.
+  virtual void field_ambiguous(std::string_view /*operation*/, std::string_view /*path*/) {}
   // An unexpected error (see ErrorMasking in schema.hpp) at `path` ("" for a subscription's
   // source stream), with the exception's own `message`, which the client may not have seen:
   // for the server's log. `request_id` is the operation context's.

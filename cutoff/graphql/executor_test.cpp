@@ -20,6 +20,7 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/fixture.hpp"
+#include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/sleep.hpp"
@@ -732,6 +733,21 @@ TEST_F(MutationOutcomes, AFieldCutAfterItsEffectLeftIsCommitAmbiguousAndLaterFie
   EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
   EXPECT_NE(r.errors[1].message.find("never started"), std::string::npos) << r.errors[1].message;
   EXPECT_EQ(ledger->commit_points(), 1u);  // the caller's ledger heard about it
+}
+
+TEST_F(MutationOutcomes, AmbiguousFieldsAreCountedPerOperationAndField) {
+  observe::Registry registry;
+  MetricsRecorder recorder(registry);
+  ExecutionOptions options;
+  options.recorder = &recorder;
+  Response r = Run("mutation Reserve { a: write(keyed: true, ms: 2000) b: plain(ms: 1) }", "{}",
+                   Context().with_timeout(100ms), "{}", options);
+  ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
+  observe::DeadlineMetrics m(registry);
+  EXPECT_EQ(m.field_commit_ambiguous.with({"Reserve", "a"}).value(), 1);
+  EXPECT_EQ(m.field_commit_ambiguous.with({"Reserve", "b"}).value(), 0);  // never started: nothing landed
+  r = Run("mutation Lost { lost }", "{}", Context(), "{}", options);
+  EXPECT_EQ(m.field_commit_ambiguous.with({"Lost", "lost"}).value(), 1);
 }
 
 TEST_F(MutationOutcomes, OneFieldsEffectIsNotAttributedToTheNextField) {

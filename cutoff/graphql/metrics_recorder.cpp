@@ -6,7 +6,9 @@ MetricsRecorder::MetricsRecorder(observe::Registry& registry)
     : MetricsRecorder(observe::DeadlineMetrics(registry)) {}
 
 MetricsRecorder::MetricsRecorder(const observe::DeadlineMetrics& metrics)
-    : deadline_exceeded_(metrics.field_deadline_exceeded), stopped_(metrics.field_stopped), stops_(metrics, "graphql") {}
+    : deadline_exceeded_(metrics.field_deadline_exceeded), stopped_(metrics.field_stopped),
+      ambiguous_(metrics.field_commit_ambiguous),
+      stops_(metrics, "graphql") {}
 
 std::string MetricsRecorder::field_path(std::string_view response_path) {
   std::string out;
@@ -32,6 +34,11 @@ void MetricsRecorder::field_stopped(std::string_view operation, std::string_view
   if (reason == StopReason::deadline_exceeded) deadline_exceeded_.with({op, field}).inc();
   stopped_.with({op, field, to_string(reason)}).inc();
   stops_.record(reason, overshoot);
+}
+
+void MetricsRecorder::field_ambiguous(std::string_view operation, std::string_view path) {
+  const std::string op = operation.empty() ? std::string("anonymous") : std::string(operation);
+  ambiguous_.with({op, field_path(path)}).inc();
 }
 
 }  // namespace cutoff::graphql

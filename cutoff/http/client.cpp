@@ -82,10 +82,6 @@ std::string_view to_string(Delivery d) noexcept {
   return "?";
 }
 
-bool safe_method(std::string_view m) noexcept {
-  return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
-}
-
 bool deadline_expired(const Response& r) noexcept {
   if (r.status != 504) return false;
   const auto v = r.headers.get(kDeadlineExpiredHeader);

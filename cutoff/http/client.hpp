@@ -113,10 +113,6 @@ struct Exchange {
   std::optional<Error> error;  // set unless answered
 };
 
-// True for the methods that do not write (GET, HEAD, OPTIONS, TRACE): a request with any other
-// method that was sent may have taken effect.
-bool safe_method(std::string_view method) noexcept;
-
 // An http:// URL split for connecting. nullopt for anything else (https, userinfo, bad port).
 struct Url {
   std::string host;  // without brackets for IPv6

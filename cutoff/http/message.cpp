@@ -115,6 +115,10 @@ Response Response::json(int status, std::string body, std::string_view content_t
   return text(status, std::move(body), content_type);
 }
 
+bool safe_method(std::string_view m) noexcept {
+  return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
+}
+
 std::string_view reason_phrase(int status) noexcept {
   switch (status) {
     case 100: return "Continue";

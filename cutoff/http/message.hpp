@@ -75,6 +75,10 @@ struct Response {
   static Response json(int status, std::string body, std::string_view content_type = "application/json");
 };
 
+// True for the methods that do not write (GET, HEAD, OPTIONS, TRACE): a request with any other
+// method may take effect where it is handled.
+bool safe_method(std::string_view method) noexcept;
+
 // The reason phrase for a status code ("Gateway Timeout"); "Unknown" for codes it does not know.
 std::string_view reason_phrase(int status) noexcept;
 

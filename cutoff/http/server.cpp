@@ -33,6 +33,7 @@
 #include <span>
 
 #include "cutoff/core/asio.hpp"
+#include "cutoff/core/commit_ledger.hpp"
 #include "cutoff/core/deadline_timer_service.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
@@ -727,20 +728,24 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
 
 asio::awaitable<Response> Server::Impl::RunHandler(const RouteEntry& route, const Request& req,
                                                    const Context& ctx, std::optional<ErrorCode>& failed) {
-  try {
-    co_return co_await route.handler(req, ctx);
-  } catch (const Error& e) {
+  // The answer for a handler's error, read against the request's ledger (a stop after the
+  // handler's work committed is commit_ambiguous, never a safe failure).
+  auto answer = [&](const Error& raw) {
+    const CommitLedger* ledger = ctx.commit_ledger();
+    const Error e = ledger ? report_after_commit_point(raw, *ledger, "request " + RouteName(route)) : raw;
     failed = e.code();
     if (e.code() == ErrorCode::commit_ambiguous && deadline)
       deadline->route_commit_ambiguous.with({RouteName(route)}).inc();
+    return ErrorResponse(e.code(), e.message(), ctx.request_id());
+  };
+  try {
+    co_return co_await route.handler(req, ctx);
+  } catch (const Error& e) {
     if (e.code() == ErrorCode::internal) LogInternal(ctx, e.message());
-    co_return ErrorResponse(e.code(), e.message(), ctx.request_id());
+    co_return answer(e);
   } catch (const boost::system::system_error& e) {
     // A handler cancelled because its context stopped reports the stop, not the abort.
-    if (ctx.stop_requested()) {
-      failed = error_code_for(ctx.stop_reason());
-      co_return ErrorResponse(*failed, cutoff::info(*failed).summary, ctx.request_id());
-    }
+    if (ctx.stop_requested()) co_return answer(Error::stopped(ctx.stop_reason(), ctx.request_id()));
     failed = ErrorCode::internal;
     LogInternal(ctx, e.what());
     co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
@@ -962,6 +967,11 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   RequestValues& values = *c.values;
   values.request_id = RequestIdFor(req);
   values.operation = operation;
+  // A request that may write gets a ledger: whether its handler's work passed a commit point
+  // (an effect region committed, a POST left for another service) decides whether a stop or
+  // a failure that says nothing of the effect is answered commit_ambiguous (RunHandler).
+  // Safe methods pay nothing.
+  if (!safe_method(req.method)) values.commits = std::make_shared<CommitLedger>();
   if (!c.response || c.response.use_count() != 1) c.response = std::make_shared<ResponseMark>();
   c.response->reset();
   values.response = c.response;

@@ -255,6 +255,20 @@ class BasicServer : public ServerFixture {
       throw Error(ErrorCode::commit_ambiguous, "the commit may have happened");
       co_return Response{};
     }, {.name = "PlaceOrder"});
+    // Commits (notes a commit point, as an effect region does) when asked, then works until
+    // stopped; reports whether it had a ledger.
+    s.route("POST", "/reserve", [](const Request& req, const Context& ctx) -> asio::awaitable<Response> {
+      if (!ctx.commit_ledger()) co_return Response::text(200, "no ledger");
+      if (req.body.starts_with("commit"))
+        ctx.commit_ledger()->note_commit_point(req.body.find("keyed") != std::string::npos);
+      if (req.body.ends_with("fail")) throw Error(ErrorCode::unavailable, "the stock service is down");
+      auto sleeping = with_context(ctx, Sleep(10s));
+      co_await std::move(sleeping);
+      co_return Response::text(200, "reserved");
+    }, {.name = "Reserve"});
+    s.route("GET", "/ledger", [](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+      co_return Response::text(200, ctx.commit_ledger() ? "ledger" : "none");
+    });
     s.route("GET", "/bug", [](const Request&, const Context&) -> asio::awaitable<Response> {
       throw std::runtime_error("secret detail at 0xdeadbeef");
       co_return Response{};
@@ -412,6 +426,42 @@ TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
   bhttp::request<bhttp::string_body> post{bhttp::verb::post, "/ambiguous", 11};
   EXPECT_EQ(Send(s, std::move(post)).result_int(), 500);
   EXPECT_EQ(MetricValue("cutoff_http_commit_ambiguous_total{route=\"PlaceOrder\"}"), 1);
+}
+
+// A plain route's request carries a ledger when its method may write; a stop after its work
+// passed a commit point is answered commit_ambiguous, before one the stop itself.
+TEST_F(BasicServer, AStopAfterAHandlersCommitPointIsAnsweredCommitAmbiguous) {
+  Start();
+  EXPECT_EQ(Get("/ledger").body(), "none");  // safe methods pay nothing
+  auto post = [&](std::string body) {
+    auto s = Connect();
+    bhttp::request<bhttp::string_body> req{bhttp::verb::post, "/reserve", 11};
+    req.set("Deadline-Budget-Ms", "100");
+    req.body() = std::move(body);
+    req.prepare_payload();
+    return Send(s, std::move(req));
+  };
+  auto before = post("");
+  EXPECT_EQ(before.result_int(), 504) << before.body();
+  EXPECT_NE(before.body().find("\"code\":\"deadline_exceeded\""), std::string::npos) << before.body();
+  auto after = post("commit");
+  EXPECT_EQ(after.result_int(), 500) << after.body();
+  EXPECT_NE(after.body().find("\"code\":\"commit_ambiguous\""), std::string::npos) << after.body();
+  EXPECT_NE(after.body().find("request Reserve was stopped (deadline_exceeded) at or after its commit point"),
+            std::string::npos)
+      << after.body();
+  EXPECT_NE(after.body().find("reconcile before running it again"), std::string::npos) << after.body();
+  EXPECT_TRUE(after["Deadline-Expired"].empty());  // not a spent budget to give up on: unknown
+  auto keyed = post("commit keyed");
+  EXPECT_NE(keyed.body().find("retry with the same Idempotency-Key"), std::string::npos) << keyed.body();
+  // A failure that says nothing of the effect, after the commit point: ambiguous too.
+  EXPECT_EQ(post("fail").result_int(), 503);  // no commit point before it: a safe failure
+  auto failed = post("commit fail");
+  EXPECT_EQ(failed.result_int(), 500) << failed.body();
+  EXPECT_NE(failed.body().find("request Reserve failed (unavailable) at or after its commit point"), std::string::npos)
+      << failed.body();
+  EXPECT_EQ(MetricValue("cutoff_http_commit_ambiguous_total{route=\"Reserve\"}"), 3);
+  EXPECT_EQ(MetricValue("cutoff_http_deadline_exceeded_total{route=\"Reserve\"}"), 3);
 }
 
 TEST_F(BasicServer, HeadersThatWouldSplitTheResponseAreDropped) {

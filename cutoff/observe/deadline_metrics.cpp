@@ -13,7 +13,7 @@ DeadlineMetrics::DeadlineMetrics(Registry& registry)
       route_stopped(registry.counter("cutoff_http_stopped_total", "HTTP requests cut by any stop, by route and reason.",
                                      {"route", "reason"})),
       route_commit_ambiguous(registry.counter("cutoff_http_commit_ambiguous_total",
-                                              "HTTP requests whose handler failed with commit_ambiguous, by route.",
+                                              "HTTP requests answered commit_ambiguous, by route.",
                                               {"route"})),
       field_deadline_exceeded(registry.counter("cutoff_graphql_field_deadline_exceeded_total",
                                                "GraphQL fields cut by their deadline, by operation and field path.",
@@ -21,6 +21,9 @@ DeadlineMetrics::DeadlineMetrics(Registry& registry)
       field_stopped(registry.counter("cutoff_graphql_field_stopped_total",
                                      "GraphQL fields cut by any stop, by operation, field path and reason.",
                                      {"operation", "field", "reason"})),
+      field_commit_ambiguous(registry.counter(
+          "cutoff_graphql_field_commit_ambiguous_total",
+          "GraphQL mutation fields answered COMMIT_AMBIGUOUS, by operation and field path.", {"operation", "field"})),
       stops(registry.counter("cutoff_stops_total", "Running work stopped, by layer and reason.",
                              {"layer", "reason"})),
       overshoot(registry.histogram("cutoff_overshoot_seconds",

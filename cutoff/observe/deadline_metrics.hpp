@@ -52,12 +52,16 @@ struct DeadlineMetrics {
   Family<Counter>& route_deadline_exceeded;
   // {route, reason}: requests cut by any stop (deadline_exceeded, cancelled, shutdown).
   Family<Counter>& route_stopped;
-  // {route}: requests whose handler failed with commit_ambiguous.
+  // {route}: requests answered commit_ambiguous (a handler's error, or a stop or failure
+  // after the request's ledger noted a commit point).
   Family<Counter>& route_commit_ambiguous;
   // {operation, field}: GraphQL fields cut by their deadline; `field` has no list indices.
   Family<Counter>& field_deadline_exceeded;
   // {operation, field, reason}: GraphQL fields cut by any stop.
   Family<Counter>& field_stopped;
+  // {operation, field}: GraphQL mutation fields answered COMMIT_AMBIGUOUS (their effect may
+  // have landed when they were cut or failed).
+  Family<Counter>& field_commit_ambiguous;
   // {layer, reason}: running work stopped, per layer (see above). Use LayerStops.
   Family<Counter>& stops;
   // {layer}: stop requested → the stopped work returned.

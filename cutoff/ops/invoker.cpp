@@ -16,17 +16,6 @@ namespace json = boost::json;
 
 namespace {
 
-bool IsStop(ErrorCode code) noexcept {
-  return code == ErrorCode::deadline_exceeded || code == ErrorCode::cancelled || code == ErrorCode::shutdown;
-}
-
-// A failure that says nothing about what was already done: after a commit point it is no
-// safe failure either.
-bool SaysNothingAboutTheEffect(ErrorCode code) noexcept {
-  return IsStop(code) || code == ErrorCode::attempt_timeout || code == ErrorCode::unavailable ||
-         code == ErrorCode::overloaded;
-}
-
 // Before hooks, handler, after hooks; a stop between two steps keeps the next from starting.
 asio::awaitable<json::value> RunPlan(const ResolvedOperation& op, const Call& call) {
   for (const BeforeHook& hook : op.before) {
@@ -40,18 +29,6 @@ asio::awaitable<json::value> RunPlan(const ResolvedOperation& op, const Call& ca
     co_await hook(call, result);
   }
   co_return result;
-}
-
-// The error an invocation that ended with `stop` reports. `keyed`: the caller sent an
-// idempotency key, which the operation honours.
-Error Outcome(const Error& stop, const Context& ctx, const CommitLedger& ledger, std::string_view name, bool keyed) {
-  if (!SaysNothingAboutTheEffect(stop.code()) || !ledger.may_have_written()) return stop;
-  return Error(ErrorCode::commit_ambiguous,
-               "operation " + std::string(name) + " was stopped (" + std::string(to_string(stop.code())) +
-                   ") at or after its commit point; it may have taken effect, so " +
-                   (keyed ? "retry with the same Idempotency-Key (safe: it returns the first outcome)"
-                          : "reconcile before running it again"),
-               ctx.request_id());
 }
 
 }  // namespace
@@ -74,7 +51,6 @@ asio::awaitable<json::value> Invoker::invoke(Context ctx, std::string_view name_
     throw Error(ErrorCode::invalid_argument,
                 "operation " + name + " does not take an idempotency key: retrying it with one would not be safe",
                 ctx.request_id());
-  const bool keyed = options.idempotency_key.has_value();
 
   // One ledger per top-level invocation; nested ones share their caller's.
   if (!ctx.commit_ledger()) ctx = ctx.with_commit_ledger(std::make_shared<CommitLedger>());
@@ -101,13 +77,13 @@ asio::awaitable<json::value> Invoker::invoke(Context ctx, std::string_view name_
   try {
     co_return co_await with_context(ctx, RunPlan(*op, call));
   } catch (const Error& e) {
-    failure = std::make_exception_ptr(Outcome(e, ctx, ledger, name, keyed));
+    failure = std::make_exception_ptr(report_after_commit_point(e, ledger, "operation " + name));
   } catch (const boost::system::system_error& e) {
     // The caller's own coroutine was cancelled because this context stopped (a server that
     // gave the handler no grace): report the stop, not the abort.
     if (!ctx.stop_requested()) throw;
-    failure =
-        std::make_exception_ptr(Outcome(Error::stopped(ctx.stop_reason(), ctx.request_id()), ctx, ledger, name, keyed));
+    failure = std::make_exception_ptr(
+        report_after_commit_point(Error::stopped(ctx.stop_reason(), ctx.request_id()), ledger, "operation " + name));
   }
   std::rethrow_exception(failure);
 }

@@ -54,6 +54,11 @@ asio::awaitable<void> Transaction::commit(const Context& ctx) {
     throw Error::stopped(ctx.stop_reason(), ctx.request_id());
   }
   phase_ = CommitPhase::committing;
+  // The commit point: whoever reports this request's outcome must not call a later stop a
+  // safe failure. (An effect region notes it itself, with its idempotency key, and commits
+  // under a context without the ledger.)
+  if (!read_only_enforced())
+    if (CommitLedger* ledger = ctx.commit_ledger()) ledger->note_commit_point();
   CommitReport report = co_await conn_->commit(ctx);
   phase_ = report.phase;
   const bool read_only = read_only_enforced();

@@ -41,6 +41,27 @@ TEST(Transaction, CommitMakesWritesDurable) {
   });
 }
 
+// Sending COMMIT is a commit point for whoever reports the request's outcome; a rollback, a
+// stop before it and an enforced read-only transaction are not.
+TEST(Transaction, CommitNotesACommitPointInTheCallersLedger) {
+  RunSync([]() -> asio::awaitable<void> {
+    auto conn = co_await OpenWithTable(kMemory);
+    auto ledger = std::make_shared<CommitLedger>();
+    const Context ctx = Context().with_timeout(5s).with_commit_ledger(ledger);
+    auto rolled = co_await Transaction::begin(*conn, ctx);
+    co_await rolled.execute(ctx, "insert into t values (1)", {});
+    co_await rolled.rollback();
+    auto reading = co_await Transaction::begin(*conn, ctx, AccessMode::read_only);
+    co_await reading.commit(ctx);
+    EXPECT_EQ(ledger->commit_points(), 0u);
+    auto tx = co_await Transaction::begin(*conn, ctx);
+    co_await tx.execute(ctx, "insert into t values (1)", {});
+    co_await tx.commit(ctx);
+    EXPECT_EQ(ledger->commit_points(), 1u);
+    EXPECT_FALSE(ledger->retry_with_same_key_safe());  // a plain transaction has no key
+  });
+}
+
 TEST(Transaction, StopBeforeCommitRollsBackAndSaysSo) {
   RunSync([]() -> asio::awaitable<void> {
     auto conn = co_await OpenWithTable(kMemory);

@@ -14,8 +14,10 @@ cutoff="$1"
 scale=${CUTOFF_TEST_TIME_SCALE:-1}
 tmp=$(mktemp -d)
 server_pid=
+flaky_pid=
 cleanup() {
   if [[ -n $server_pid ]]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [[ -n $flaky_pid ]]; then kill "$flaky_pid" 2>/dev/null || true; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -169,5 +171,53 @@ else
   "$cutoff" ops call example.echo --url "$url" >/dev/null 2>"$tmp/err" || rc=$?
   [[ $rc -eq 1 ]] && pass "--url with nothing listening: exit 1" || fail "--url with nothing listening: exit $rc"
 fi
+
+# A keyed call is retried (a refusal before anything ran is answered 503); an unkeyed one is not.
+# The service here refuses the first request it gets on each path, then answers.
+node -e '
+  const seen = {};
+  const server = require("http").createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      seen[req.url] = (seen[req.url] || 0) + 1;
+      if (seen[req.url] === 1) {
+        res.writeHead(503, {"Content-Type": "application/json"});
+        res.end(JSON.stringify({error: {code: "unavailable", message: "warming up"}}));
+      } else {
+        res.writeHead(200, {"Content-Type": "application/json"});
+        res.end(JSON.stringify({attempts: seen[req.url]}));
+      }
+    });
+  });
+  server.listen(0, "127.0.0.1", () => console.log("http://127.0.0.1:" + server.address().port));
+  process.stdin.on("end", () => process.exit(0)).resume();
+' >"$tmp/flaky.out" < <(sleep $((30 * scale))) &
+flaky_pid=$!
+flaky=
+for _ in $(seq 1 $((100 * scale))); do
+  flaky=$(grep -o 'http://[0-9.]*:[0-9]*' "$tmp/flaky.out" || true)
+  [[ -n $flaky ]] && break
+  sleep 0.05
+done
+if [[ -z $flaky ]]; then
+  fail "the refusing test service did not start"
+else
+  rc=0
+  "$cutoff" ops call example.orders.create --idempotency-key "retry-$$" --url "$flaky" >"$tmp/out" 2>&1 || rc=$?
+  if [[ $rc -eq 0 ]] && grep -q '"attempts":2' "$tmp/out"; then
+    pass "--idempotency-key: a refused call is retried: $(cat "$tmp/out")"
+  else
+    fail "--idempotency-key retry: exit $rc, $(cat "$tmp/out")"
+  fi
+  rc=0
+  "$cutoff" ops call example.echo --url "$flaky" >"$tmp/out" 2>&1 || rc=$?
+  if [[ $rc -eq 1 ]] && grep -q '"code":"unavailable"' "$tmp/out"; then
+    pass "no key: a refused call is not retried (exit 1)"
+  else
+    fail "unkeyed call against a refusing service: exit $rc, $(cat "$tmp/out")"
+  fi
+fi
+kill "$flaky_pid" 2>/dev/null || true
+wait "$flaky_pid" 2>/dev/null || true
 
 [[ $failures -eq 0 ]]
