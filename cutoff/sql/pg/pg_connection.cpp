@@ -28,6 +28,7 @@
 #include "cutoff/sql/comment.hpp"
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/sql/internal/driver_metrics.hpp"
+#include "cutoff/sql/pg/internal/host_list.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -729,19 +730,38 @@ asio::awaitable<std::unique_ptr<Connection>> open_postgresql(const Context& ctx,
   auto ex = co_await asio::this_coro::executor;
   std::map<std::string, std::string> params = ParseConninfo(options.url);
 
-  // libpq resolves `host` with a blocking getaddrinfo; resolve here and hand it `hostaddr`.
+  // libpq resolves `host` with a blocking getaddrinfo; resolve here and hand it `hostaddr`,
+  // every address of every name, for libpq to try in order under the one deadline.
   const std::string host = params.count("host") ? params["host"] : "";
-  if (!host.empty() && !params.count("hostaddr") && host[0] != '/' && host.find(',') == std::string::npos) {
-    boost::system::error_code ec;
-    auto addr = asio::ip::make_address(host, ec);
-    if (!ec) {
-      params["hostaddr"] = addr.to_string();
-    } else {
+  if (!host.empty() && !params.count("hostaddr")) {
+    std::map<std::string, std::vector<std::string>> resolved;
+    for (const std::string& name : internal::NamesToResolve(host)) {
       asio::ip::tcp::resolver resolver(ex);
-      auto results = co_await with_context(ctx, resolver.async_resolve(host, "", asio::use_awaitable));
-      if (results.empty()) throw Error(ErrorCode::unavailable, "cannot resolve " + host, ctx.request_id());
-      params["hostaddr"] = results.begin()->endpoint().address().to_string();
+      asio::ip::tcp::resolver::results_type results;
+      try {
+        auto resolving = with_context(ctx, resolver.async_resolve(name, "", asio::use_awaitable));
+        results = co_await std::move(resolving);
+      } catch (const boost::system::system_error& e) {
+        throw DatabaseError(ErrorCode::unavailable, "08001",
+                            "cannot resolve the database host \"" + name + "\": " + e.code().message(),
+                            ctx.request_id());
+      }
+      std::vector<std::string>& addrs = resolved[name];
+      for (const auto& entry : results) addrs.push_back(entry.endpoint().address().to_string());
+      if (addrs.empty())
+        throw DatabaseError(ErrorCode::unavailable, "08001", "the database host \"" + name + "\" has no address",
+                            ctx.request_id());
     }
+    internal::HostLists lists;
+    try {
+      lists = internal::ExpandHosts(host, params.count("port") ? params["port"] : "", resolved);
+    } catch (const std::invalid_argument& e) {
+      throw Error(ErrorCode::invalid_argument, std::string("bad PostgreSQL connection string: ") + e.what(),
+                  ctx.request_id());
+    }
+    params["host"] = lists.host;
+    if (lists.hostaddr.find_first_not_of(',') != std::string::npos) params["hostaddr"] = lists.hostaddr;
+    if (!lists.port.empty()) params["port"] = lists.port;
   }
   if (options.read_only) params["options"] += " -c default_transaction_read_only=on";
   if (!params.count("application_name")) params["application_name"] = options.application_name;

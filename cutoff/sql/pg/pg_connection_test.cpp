@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <map>
@@ -88,6 +89,46 @@ TEST_F(Pg, HostNamesAreResolvedWithoutBlocking) {
     Result r = co_await conn->execute(Context(), "select 1 as one", {});
     EXPECT_EQ(r[0].get<int>("one"), 1);
   });
+}
+
+// Each name's every address is tried in turn, under the one deadline: a host list whose
+// first entry refuses still connects through the next (libpq's own behaviour, kept now that
+// the driver resolves names itself).
+TEST_F(Pg, EveryHostAndAddressIsTriedInOrder) {
+  const std::size_t at = opts_.url.find("127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << opts_.url;
+  const std::size_t port_end = opts_.url.find_first_not_of("0123456789", at + 10);
+  const std::string port = opts_.url.substr(at + 10, port_end - at - 10);
+  std::uint16_t closed = 0;
+  {
+    asio::io_context io;
+    asio::ip::tcp::acceptor a(io, {asio::ip::make_address("127.0.0.1"), 0});
+    closed = a.local_endpoint().port();
+  }
+  PgOptions listed = opts_;
+  listed.url = opts_.url.substr(0, at) + "localhost:" + std::to_string(closed) + ",localhost:" + port +
+               opts_.url.substr(port_end);
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context().with_timeout(std::chrono::seconds(10)), listed);
+    Result r = co_await conn->execute(Context(), "select 1 as one", {});
+    EXPECT_EQ(r[0].get<int>("one"), 1);
+  });
+}
+
+TEST_F(Pg, AnUnknownHostIsNamedInTheError) {
+  PgOptions unknown = opts_;
+  unknown.url = "postgresql://no-such-host.invalid/db";
+  std::string message;
+  RunSync([&]() -> asio::awaitable<void> {
+    try {
+      auto conn = co_await open_postgresql(Context().with_timeout(std::chrono::seconds(10)), unknown);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::unavailable);
+      message = e.message();
+    }
+  });
+  EXPECT_NE(message.find("cannot resolve the database host \"no-such-host.invalid\""), std::string::npos) << message;
+  EXPECT_EQ(message.find("asio"), std::string::npos) << message;
 }
 
 TEST_F(Pg, DatabaseErrorsCarrySqlstateAndLeaveTheConnectionUsable) {
