@@ -494,6 +494,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   RouteEntry* FindRoute(std::string_view path, std::string_view method, bool websocket, bool& path_known,
                         std::string& allow) {
     RouteEntry* found = nullptr;
+    RouteEntry* get = nullptr;  // answers HEAD when no route of its own does (RFC 9110, 9.3.2)
     for (auto& r : routes) {
       if (r.path != path) continue;
       const bool is_ws = static_cast<bool>(r.ws_handler);
@@ -503,9 +504,12 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
         found = &r;
         break;
       }
+      if (r.method == "GET") get = &r;
       if (!allow.empty()) allow += ", ";
       allow += r.method;
+      if (r.method == "GET") allow += ", HEAD";
     }
+    if (!found && method == "HEAD") found = get;
     return found;
   }
 

@@ -480,6 +480,23 @@ TEST_F(BasicServer, Http10AndHead) {
   std::string raw = Raw("GET /hello HTTP/1.0\r\n\r\n");
   EXPECT_EQ(raw.substr(0, 17), "HTTP/1.0 200 OK\r\n");
   EXPECT_NE(raw.find("hello world"), std::string::npos);
+  // HEAD is GET without the body, on every GET route (the built-in ones too).
+  for (const char* path : {"/hello", "/healthz", "/metrics"}) {
+    const std::string get = Raw(std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const std::string head = Raw(std::string("HEAD ") + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(head.substr(0, 17), "HTTP/1.1 200 OK\r\n") << path << ": " << head;
+    const auto length = [](const std::string& r) {
+      const auto at = r.find("Content-Length: ");
+      return at == std::string::npos ? std::string() : r.substr(at + 16, r.find("\r\n", at) - at - 16);
+    };
+    if (std::string(path) != "/metrics") EXPECT_EQ(length(head), length(get)) << path;  // metrics move
+    EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << path;  // no body
+  }
+  const std::string post_only = Raw("HEAD /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(post_only.substr(0, 12), "HTTP/1.1 405") << post_only;
+  EXPECT_NE(post_only.find("Allow: POST\r\n"), std::string::npos) << post_only;
+  const std::string wrong = Raw("DELETE /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(wrong.find("Allow: GET, HEAD\r\n"), std::string::npos) << wrong;
 }
 
 TEST_F(BasicServer, MetricsAndHealth) {
