@@ -167,8 +167,7 @@ export async function faultPoint(name) {
   console.log(`fault ${name}:${mode}: pid ${process.pid} descendants ${below.join(' ')}`);
   switch (mode) {
     case 'fail': throw new Error(`fault injected at ${name} ($CUTOFF_TEST_FAULT)`);
-    case 'exit': process.exit(1);
-    // falls through (process.exit does not return)
+    case 'exit': return process.exit(1);
     case 'throw':
       setImmediate(() => { throw new Error(`uncaught exception injected at ${name}`); });
       break;
