@@ -20,6 +20,7 @@
 // Exit status: 0 when the page passes, 1 when it does not (with the reason), 2 for bad usage.
 import { parseArgs } from 'node:util';
 import { endBrowser, runAsMain, UsageError, usageText } from '../support/browser_check.mjs';
+import { faultPoint } from '../support/children.mjs';
 
 const NAME = 'graphiql_check';
 
@@ -93,6 +94,7 @@ export async function runCheck({ url, query, expectCode, screenshot, timeoutMs, 
   try {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], timeout: remaining() });
+    await faultPoint('browser');
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     // Nothing may come from elsewhere: such requests are recorded and refused.
     await context.route('**/*', (route) => {

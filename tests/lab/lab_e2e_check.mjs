@@ -26,11 +26,11 @@
 //   -h, --help             this text
 //
 // Exit status: 0 when every check passes, 1 when one fails (with the reason), 2 for bad usage.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { faultPoint, runChild } from '../support/children.mjs';
 import { runCheck as checkReportPage } from './report_check.mjs';
 
 const NAME = 'lab_e2e_check';
@@ -129,10 +129,14 @@ async function main() {
   const report = join(dir, 'lab-report.html');
   const args = ['lab', '--db', db, '--duration-s', String(opts.duration), '--results', results, '--report', report];
   console.log(`${NAME}: ${opts.cutoff} ${args.join(' ')}`);
-  const run = spawnSync(opts.cutoff, args, { encoding: 'utf8', timeout: 600_000 });
-  process.stdout.write(run.stdout ?? '');
-  if (run.status !== 0) {
-    console.error(`${NAME}: cutoff lab exited with ${run.status ?? run.signal}\n${run.stderr}`);
+  const running = runChild(opts.cutoff, args, { timeoutMs: 600_000 });
+  await faultPoint('lab');
+  const run = await running;
+  process.stdout.write(run.stdout);
+  if (run.error || run.status !== 0) {
+    const why = run.error ? `could not start: ${run.error.message}` : run.timedOut ? 'ran out of time (600 s)'
+      : `exited with ${run.status ?? run.signal}`;
+    console.error(`${NAME}: cutoff lab ${why}\n${run.stderr}`);
     return 1;
   }
   check(run.stderr.includes('sent') && run.stderr.includes('pool'), 'a progress line was printed');

@@ -21,13 +21,13 @@
 //   -h, --help           this text
 //
 // Exit status: 0 when the page passes, 1 when it does not (with the reason), 2 for bad usage.
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { endBrowser, runAsMain, UsageError, usageText } from '../support/browser_check.mjs';
+import { faultPoint, runChild } from '../support/children.mjs';
 import { sampleResults } from './sample_results.mjs';
 
 const NAME = 'lab_report_check';
@@ -95,14 +95,15 @@ export function cellMatches(text, want) {
   return Array.isArray(want) ? want.includes(text) : text === want;
 }
 
-function runCutoff(cutoff, args) {
-  const r = spawnSync(cutoff, args, { encoding: 'utf8', timeout: 30000 });
+async function runCutoff(cutoff, args) {
+  const r = await runChild(cutoff, args, { timeoutMs: 30000 });
   if (r.error) throw new CheckFailure(`cannot run ${cutoff}: ${r.error.message}`);
+  if (r.timedOut) throw new CheckFailure(`cutoff ${args.join(' ')} did not finish within 30 s`);
   return r;
 }
 
 // `cutoff lab report`'s exit codes and messages for input it cannot use.
-function checkCommandErrors(cutoff, dir) {
+async function checkCommandErrors(cutoff, dir) {
   const out = join(dir, 'unused.html');
   writeFileSync(join(dir, 'broken.json'), '{"version": 1,\n "scenarios": [}\n');
   writeFileSync(join(dir, 'array.json'), '[]');
@@ -114,13 +115,13 @@ function checkCommandErrors(cutoff, dir) {
       says: /cannot write/ },
   ];
   for (const c of cases) {
-    const r = runCutoff(cutoff, ['lab', 'report', ...c.args, ...(c.args.includes('--out') ? [] : ['--out', out])]);
+    const r = await runCutoff(cutoff, ['lab', 'report', ...c.args, ...(c.args.includes('--out') ? [] : ['--out', out])]);
     if (r.status !== c.code || !c.says.test(r.stderr)) {
       throw new CheckFailure(`cutoff lab report ${c.args.join(' ')}: exit ${r.status} (want ${c.code}), ` +
                              `stderr ${JSON.stringify(r.stderr.trim())} (want ${c.says})`);
     }
   }
-  const help = runCutoff(cutoff, ['lab', 'report', '--help']);
+  const help = await runCutoff(cutoff, ['lab', 'report', '--help']);
   if (help.status !== 0 || !help.stdout.includes('--results') || !help.stdout.includes('--out')) {
     throw new CheckFailure(`cutoff lab report --help: exit ${help.status}, ${JSON.stringify(help.stdout)}`);
   }
@@ -295,10 +296,10 @@ export async function runCheck({ cutoff, screenshot, keep, results: given, timeo
     writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
 
     stage = 'running cutoff lab report';
-    const made = runCutoff(cutoff, ['lab', 'report', '--results', resultsPath, '--out', pagePath]);
+    const made = await runCutoff(cutoff, ['lab', 'report', '--results', resultsPath, '--out', pagePath]);
     if (made.status !== 0) throw new CheckFailure(`exit ${made.status}: ${made.stderr.trim()}`);
     log.log(`${NAME}: ${made.stderr.trim()}`);
-    const again = runCutoff(cutoff, ['lab', 'report', '--results', resultsPath, '--out', '-']);
+    const again = await runCutoff(cutoff, ['lab', 'report', '--results', resultsPath, '--out', '-']);
     if (again.status !== 0 || again.stdout !== readFileSync(pagePath, 'utf8')) {
       throw new CheckFailure('a second rendering (to standard output) differs from the first');
     }
@@ -306,11 +307,11 @@ export async function runCheck({ cutoff, screenshot, keep, results: given, timeo
     const hostilePath = join(dir, 'hostile-results.json');
     const hostilePage = join(dir, 'hostile-report.html');
     writeFileSync(hostilePath, JSON.stringify(hostile));
-    const madeHostile = runCutoff(cutoff, ['lab', 'report', '--results', hostilePath, '--out', hostilePage]);
+    const madeHostile = await runCutoff(cutoff, ['lab', 'report', '--results', hostilePath, '--out', hostilePage]);
     if (madeHostile.status !== 0) throw new CheckFailure(`hostile document: exit ${madeHostile.status}: ${madeHostile.stderr.trim()}`);
 
     stage = 'checking the exit codes for bad input';
-    checkCommandErrors(cutoff, dir);
+    await checkCommandErrors(cutoff, dir);
 
     stage = 'starting the browser';
     const deadline = Date.now() + timeoutMs;
@@ -321,6 +322,7 @@ export async function runCheck({ cutoff, screenshot, keep, results: given, timeo
     };
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox'], timeout: remaining() });
+    await faultPoint('browser');
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on('request', (r) => requests.push(r.url()));

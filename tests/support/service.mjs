@@ -4,11 +4,15 @@
 //   const svc = await startService(cutoffPath, ['graphql', 'serve', '--schema', s, '--fixture', f]);
 //   await fetch(svc.url + '/graphql', ...);
 //   svc.logLines();          // the JSON lines it wrote to stderr so far, parsed
-//   await svc.stop();        // SIGTERM, then wait for exit
-import { spawn } from 'node:child_process';
+//   await svc.stop();        // SIGTERM, then wait for exit (SIGKILL after stopTimeoutMs)
+//
+// The process is a child of tests/support/children.mjs: it is killed when the check exits,
+// however it exits, and when startService itself fails.
+import { faultPoint, spawnChild } from './children.mjs';
 
-export async function startService(cutoff, args, { timeoutMs = 15000, name = args.slice(0, 2).join(' ') } = {}) {
-  const child = spawn(cutoff, [...args, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startService(cutoff, args, { timeoutMs = 15000, stopTimeoutMs = 10000,
+                                                   name = args.slice(0, 2).join(' ') } = {}) {
+  const child = spawnChild(cutoff, [...args, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
@@ -20,7 +24,20 @@ export async function startService(cutoff, args, { timeoutMs = 15000, name = arg
       const m = /listening on (http:\/\/[^ \n]+)/.exec(stdout);
       if (m) { clearTimeout(timer); resolve(m[1]); }
     });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${name} exited with ${code}; stderr:\n${stderr}`)); });
+    child.on('error', (e) => { clearTimeout(timer); reject(new Error(`${name}: cannot run ${cutoff}: ${e.message}`)); });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code ?? signal}; stderr:\n${stderr}`));
+    });
+  }).catch(async (e) => {
+    child.kill('SIGKILL');
+    if (child.pid !== undefined) await exited;
+    throw e;
+  });
+  await faultPoint('service').catch(async (e) => {
+    child.kill('SIGKILL');
+    await exited;
+    throw e;
   });
   return {
     url,
@@ -30,7 +47,11 @@ export async function startService(cutoff, args, { timeoutMs = 15000, name = arg
     stderr: () => stderr,
     logLines: () => stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)),
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), stopTimeoutMs);
+        exited.then(() => clearTimeout(timer));
+      }
       return exited;
     },
   };

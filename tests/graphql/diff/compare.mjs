@@ -26,11 +26,11 @@
 // --print-reference runs the reference once per case and prints
 // `<case>: <response JSON>` lines (handy when writing or reviewing cases).
 
-import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnChild } from '../../support/children.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..', '..');
@@ -117,7 +117,7 @@ function loadCases(only) {
 function run(cmd, args) {
   return new Promise((resolvePromise) => {
     const started = Date.now();
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnChild(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
