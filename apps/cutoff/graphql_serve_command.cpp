@@ -23,7 +23,7 @@
 #include "stderr_log.hpp"
 #include "fixture_schema.hpp"
 #include "cutoff/graphql/fixture.hpp"
-#include "cutoff/graphql/graphiql_page.hpp"
+#include "cutoff/graphql/http/graphiql_route.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 #include "cutoff/graphql/http/graphql_ws.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
@@ -95,12 +95,7 @@ int RunServe(const ServeOptions& opts) {
   ws_options.operation_budget = std::chrono::milliseconds(opts.max_budget_ms);
   ws_options.root_value = graphql_options.root_value;
   gql::mount_graphql_ws(server, "/graphql", *schema, ws_options, {.name = "graphql-ws"});
-  server.route(
-      "GET", "/graphiql",
-      [](const http::Request&, const Context&) -> asio::awaitable<http::Response> {
-        co_return http::Response::text(200, std::string(gql::graphiql_page()), "text/html; charset=utf-8");
-      },
-      {.name = "graphiql", .bind_deadline = false});
+  gql::mount_graphiql(server, "/graphiql", {.endpoint = "/graphql", .example = gql::example_operation(*schema)});
 
   std::uint16_t port = 0;
   try {

@@ -11,7 +11,7 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/effects/effects.hpp"
 #include "cutoff/graphql/event_stream.hpp"
-#include "cutoff/graphql/graphiql_page.hpp"
+#include "cutoff/graphql/http/graphiql_route.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 #include "cutoff/graphql/http/graphql_ws.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
@@ -321,15 +321,19 @@ void Gateway::mount(http::Server& server, observe::Registry* metrics) {
         co_await ws_inner(socket, req, op.context());
       },
       {std::string(gql::kGraphQLTransportWs)}, ws_route);
-  http::RouteOptions page;
-  page.name = "graphiql";
-  page.bind_deadline = false;
-  server.route(
-      "GET", "/graphiql",
-      [](const http::Request&, const Context&) -> asio::awaitable<http::Response> {
-        co_return http::Response::text(200, std::string(gql::graphiql_page()), "text/html; charset=utf-8");
-      },
-      page);
+  // The example shows the point of the service: stock comes back on time, and the expensive
+  // valuation is cut at its @budget cap while everything else in the answer arrives.
+  gql::mount_graphiql(server, "/graphiql",
+                      {.endpoint = "/graphql",
+                       .example = "# The valuation is cut at its @budget cap (see the docs pane); the rest arrives.\n"
+                                  "query Stock {\n"
+                                  "  warehouses {\n"
+                                  "    name\n"
+                                  "    city\n"
+                                  "    bins(first: 3) { code sku available }\n"
+                                  "    stockValuation\n"
+                                  "  }\n"
+                                  "}"});
 }
 
 }  // namespace cutoff::warehouse

@@ -1,6 +1,7 @@
 // The GraphiQL page: one self-contained HTML document (GraphiQL 3, React and graphql-js,
 // script and style inlined, fonts as data: URLs) built from web/graphiql/ at build time and
-// embedded in the library, so serving it needs no files and nothing from a CDN.
+// embedded in the library, so serving it needs no files and nothing from a CDN. To serve it,
+// mount_graphiql() (http/graphiql_route.hpp) sets its endpoint and example and compresses it.
 //
 //   std::string_view page = cutoff::graphql::graphiql_page();
 //   response.set(http::field::content_type, "text/html; charset=utf-8");

@@ -3,7 +3,9 @@
 // waits for the response, and checks that the result pane shows partial data (a non-null
 // value under "data") together with an error whose extensions.code is the expected one. Any
 // request the page makes to another origin (a CDN) fails the check, and so does an uncaught
-// exception in the page.
+// exception in the page. Then it checks that the page came gzip-compressed with an ETag, that
+// the documentation explorer shows the schema's description (its "Time budget"), and that a
+// link with ?query= opens that operation.
 //
 //   node tests/graphql/graphiql_check.mjs --url http://127.0.0.1:PORT/graphiql \
 //        --query '{ fast slow }' --expect-code DEADLINE_EXCEEDED [--screenshot FILE]
@@ -58,6 +60,7 @@ class CheckFailure extends Error {}
 
 // Where GraphiQL 3 puts things.
 const QUERY_EDITOR = '.graphiql-query-editor .CodeMirror';
+const DOCS_BUTTON = 'button[aria-label="Show Documentation Explorer"]';
 const RUN_BUTTON = 'button.graphiql-execute-button';
 const RESULT_PANE = '.graphiql-response .CodeMirror, .result-window .CodeMirror';
 
@@ -178,9 +181,41 @@ export async function runCheck({ url, query, expectCode, screenshot, timeoutMs, 
     if (foreign.length) throw new CheckFailure(`the page requested other origins: ${foreign.join(', ')}`);
     if (pageErrors.length) throw new CheckFailure(`uncaught exceptions in the page: ${pageErrors.join(' | ')}`);
 
+    stage = 'checking the served page (compression, caching)';
+    const headers = response.headers();
+    if (headers['content-encoding'] !== 'gzip') {
+      throw new CheckFailure(`the page came uncompressed (Content-Encoding: ${headers['content-encoding'] ?? 'none'})`);
+    }
+    if (!headers.etag) throw new CheckFailure('the page has no ETag, so every visit downloads it again');
+
+    stage = 'showing the schema description in the documentation explorer';
+    await page.click(DOCS_BUTTON, { timeout: remaining() });
+    const description = await page.waitForFunction(() => {
+      const pane = document.querySelector('.graphiql-doc-explorer');
+      const text = pane ? pane.innerText : '';
+      return /Time budget/.test(text) ? text : false;
+    }, null, { timeout: remaining(), polling: 100 }).catch(async () => {
+      const now = await page.$eval('.graphiql-doc-explorer', (el) => el.innerText).catch(() => '');
+      throw new CheckFailure(`the documentation explorer does not show the schema's time budget; it shows: ` +
+                             `${clip(now) || '(nothing)'}`);
+    });
+    log.log(`${NAME}: the documentation explorer shows: ${clip((await description.jsonValue()).split('\n').find((l) => /Time budget/.test(l)), 200)}`);
+
+    stage = 'opening an operation from ?query=';
+    const linked = '{ fast }';
+    const linkUrl = new URL(url);
+    linkUrl.searchParams.set('query', linked);
+    await page.goto(linkUrl.href, { waitUntil: 'load', timeout: remaining() });
+    await page.waitForSelector(QUERY_EDITOR, { state: 'visible', timeout: remaining() });
+    const opened = await page.$eval(QUERY_EDITOR, editorText);
+    if (opened.trim() !== linked) {
+      throw new CheckFailure(`?query=${linked} opened ${JSON.stringify(opened)} in the editor`);
+    }
+
     const where = matching.map((e) => (Array.isArray(e.path) ? e.path.join('.') : '?')).join(', ');
     if (consoleErrors.length) log.log(`${NAME}: console errors (not failures): ${consoleErrors.join(' | ')}`);
-    log.log(`${NAME}: ok: the result pane shows partial data and ${expectCode} (at ${where})`);
+    log.log(`${NAME}: ok: the result pane shows partial data and ${expectCode} (at ${where}); the page came ` +
+            'gzip-compressed with an ETag, shows the time budget in its docs and opens ?query= links');
     return true;
   } catch (e) {
     const reason = e instanceof CheckFailure ? e.message : `${e.message.split('\n')[0]}`;
