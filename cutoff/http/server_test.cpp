@@ -489,7 +489,9 @@ TEST_F(BasicServer, Http10AndHead) {
       const auto at = r.find("Content-Length: ");
       return at == std::string::npos ? std::string() : r.substr(at + 16, r.find("\r\n", at) - at - 16);
     };
-    if (std::string(path) != "/metrics") EXPECT_EQ(length(head), length(get)) << path;  // metrics move
+    if (std::string(path) != "/metrics") {  // the metrics move between the two requests
+      EXPECT_EQ(length(head), length(get)) << path;
+    }
     EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << path;  // no body
   }
   const std::string post_only = Raw("HEAD /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
