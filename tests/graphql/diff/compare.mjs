@@ -30,7 +30,7 @@ import { Worker } from 'node:worker_threads';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnChild } from '../../support/children.mjs';
+import { runChild } from '../../support/children.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..', '..');
@@ -114,30 +114,11 @@ function loadCases(only) {
 // ---------------------------------------------------------------------------
 // Processes
 
-function run(cmd, args) {
-  return new Promise((resolvePromise) => {
-    const started = Date.now();
-    const child = spawnChild(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, TIMEOUT_MS);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      resolvePromise({ code: null, signal: null, stdout, stderr: String(e.message), timedOut, ms: Date.now() - started });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise({ code, signal, stdout, stderr, timedOut, ms: Date.now() - started });
-    });
-  });
+async function run(cmd, args) {
+  const started = Date.now();
+  const r = await runChild(cmd, args, { timeoutMs: TIMEOUT_MS });
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.error ? String(r.error.message) : r.stderr,
+           timedOut: r.timedOut, ms: Date.now() - started };
 }
 
 // Returns { response } or { problem }.
