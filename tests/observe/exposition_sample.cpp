@@ -20,7 +20,8 @@ int main() {
   m.route_stopped.with({"GetWarehouse", "cancelled"}).inc();
   m.field_deadline_exceeded.with({"GetWarehouse", "warehouse.bins.stock"}).inc(2);
   m.field_stopped.with({"GetWarehouse", "warehouse.bins.stock", "deadline_exceeded"}).inc(2);
-  for (const char* layer : {"http", "graphql", "sql", "http_client"}) {
+  m.field_commit_ambiguous.with({"Reserve", "reserveStock"}).inc();
+  for (const char* layer : {"http", "graphql", "sql", "http_client", "effect"}) {
     cutoff::observe::LayerStops stops(m, layer);
     stops.record(StopReason::deadline_exceeded, 3600us);
     stops.record(StopReason::cancelled, 800us);
