@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -30,6 +31,7 @@
 #include "cutoff/http/message.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/sql/connect.hpp"
+#include "lab/report_html.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 
@@ -771,32 +773,93 @@ json::value RunLab(const LabOptions& options) {
                       {"scenarios", std::move(scenarios)}};
 }
 
+namespace {
+
+// `text` broken into lines of at most `width` columns, each starting with `indent`.
+std::string Wrap(const std::string& text, std::size_t width, const std::string& first, const std::string& indent) {
+  std::string out, line = first;
+  std::size_t at = 0;
+  bool empty = true;
+  while (at < text.size()) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, space - at);
+    at = space + 1;
+    if (!empty && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = indent;
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+    empty = false;
+  }
+  return out + line + "\n";
+}
+
+}  // namespace
+
 std::string FormatTable(const json::value& results) {
+  // Two header lines: what each column is, then its unit. 98 columns wide.
   std::string out;
   char line[320];
-  std::snprintf(line, sizeof line, "%-14s %-9s %9s %7s %7s %6s %8s %9s %10s  %s\n", "scenario", "mode", "goodput/s",
-                "p50 ms", "p99 ms", "pool", "queued s", "zombie s", "overshoot", "errors");
+  std::snprintf(line, sizeof line, "%-13s %-8s %8s %7s %6s %8s %8s %6s %7s %7s %8s\n", "", "", "complete",
+                "partial", "failed", "lookups", "goodput", "p99", "queued", "zombie", "stop p99");
   out += line;
+  std::snprintf(line, sizeof line, "%-13s %-8s %8s %7s %6s %8s %8s %6s %7s %7s %8s\n", "scenario", "mode", "answers",
+                "answers", "reqs", "ok/sent", "req/s", "ms", "s", "%", "ms");
+  out += line;
+  std::string errors;
   for (const json::value& s : results.at("scenarios").as_array()) {
     for (const auto& [mode, v] : s.at("modes").as_object()) {
       const json::object& m = v.as_object();
       auto num = [&](const char* k) { return m.contains(k) && m.at(k).is_number() ? m.at(k).to_number<double>() : 0.0; };
-      // The most frequent codes first.
-      std::vector<std::pair<std::int64_t, std::string>> codes;
-      if (const json::value* e = m.if_contains("errors"); e && e->is_object())
-        for (const auto& [code, n] : e->as_object())
-          if (n.is_int64()) codes.emplace_back(n.as_int64(), std::string(code));
-      std::sort(codes.begin(), codes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-      std::string errors;
-      for (const auto& [n, code] : codes) errors += (errors.empty() ? "" : " ") + code + "=" + std::to_string(n);
-      char pool[32];
-      std::snprintf(pool, sizeof pool, "%.0f/%.0f", num("peak_pool_in_use"), num("pool_size"));
-      std::snprintf(line, sizeof line, "%-14s %-9s %9.1f %7.0f %7.0f %6s %8.2f %9.2f %8.0fms  %s\n",
-                    std::string(s.at("name").as_string()).c_str(), std::string(mode).c_str(), num("goodput_rps"),
-                    num("p50_ms"), num("p99_ms"), pool, num("pool_queued_s"), num("zombie_seconds"),
-                    num("overshoot_p99_ms"), errors.empty() ? "-" : errors.c_str());
+      char lookups[32] = "-";
+      if (num("fast_requests") > 0) std::snprintf(lookups, sizeof lookups, "%.0f/%.0f", num("fast_ok"), num("fast_requests"));
+      const std::string name(s.at("name").as_string());
+      std::snprintf(line, sizeof line, "%-13s %-8s %8.0f %7.0f %6.0f %8s %8.1f %6.0f %7.2f %7.1f %8.0f\n", name.c_str(),
+                    std::string(mode).c_str(), num("ok"), num("partial"), num("failed"), lookups, num("goodput_rps"),
+                    num("p99_ms"), num("pool_queued_s"), 100 * num("zombie_share"), num("overshoot_p99_ms"));
       out += line;
+      // The codes, the most frequent first: of the failed requests (both kinds), and apart
+      // from them the field errors inside partial answers.
+      auto codes = [&](std::initializer_list<const char*> keys) {
+        std::map<std::string, std::int64_t> sum;
+        for (const char* key : keys)
+          if (const json::value* e = m.if_contains(key); e && e->is_object())
+            for (const auto& [code, n] : e->as_object())
+              if (n.is_int64()) sum[std::string(code)] += n.as_int64();
+        std::vector<std::pair<std::int64_t, std::string>> sorted;
+        for (const auto& [code, n] : sum) sorted.emplace_back(n, code);
+        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::string text;
+        for (const auto& [n, code] : sorted) text += (text.empty() ? "" : " ") + code + "=" + std::to_string(n);
+        return text;
+      };
+      const std::string failed = codes({"request_errors", "fast_request_errors"});
+      const std::string field = codes({"field_errors"});
+      const std::string text = "failed: " + (failed.empty() ? std::string("none") : failed);
+      std::snprintf(line, sizeof line, "%-13s %-8s ", name.c_str(), std::string(mode).c_str());
+      const std::string indent(23, ' ');
+      if (field.empty()) {
+        errors += Wrap(text, 98, line, indent);
+      } else if (std::strlen(line) + text.size() + field.size() + 16 <= 98) {
+        errors += Wrap(text + "; field errors: " + field, 98, line, indent);
+      } else {
+        errors += Wrap(text, 98, line, indent) + Wrap("field errors: " + field, 98, indent, indent);
+      }
     }
+  }
+  out += "\ncomplete/partial/failed: the slow requests (valuations; graphql: operations), retries included;\n"
+         "  partial: data with some fields cut; failed: no data, or the user gave up.\n"
+         "lookups: cheap bin lookups answered in full, of those sent. goodput: complete answers per second.\n"
+         "p99: latency of the slow requests, to the answer or to giving up. queued: how long some caller\n"
+         "  waited for a database connection. zombie: share of the database's statement time spent after\n"
+         "  the caller had its answer. stop p99: how long after the answer a still-running statement ended.\n\n"
+         "Why requests failed, and the field errors inside partial answers (counted apart):\n";
+  out += errors;
+  const LabSummary summary = SummarizeLab(results);
+  if (!summary.run.empty()) {
+    out += "\nWhat this run shows:\n";
+    for (const std::string& sentence : summary.run) out += Wrap(sentence, 98, "- ", "  ");
   }
   return out;
 }

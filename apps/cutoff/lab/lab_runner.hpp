@@ -32,7 +32,9 @@ struct LabOptions {
 // Throws std::runtime_error when the services cannot start (e.g. the database is unreachable).
 boost::json::value RunLab(const LabOptions& options);
 
-// The comparison table, one line per scenario and mode.
+// The comparison table for a terminal (under 100 columns): one line per scenario and mode,
+// headed by what each column is and its unit; then what the columns mean, why requests failed
+// (apart from the field errors inside partial answers), and what the run shows in words.
 std::string FormatTable(const boost::json::value& results);
 
 }  // namespace cutoff::lab
