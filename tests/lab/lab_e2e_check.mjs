@@ -8,10 +8,14 @@
 // - With timeouts the amplification is visible: the pool saturates, callers queue, the
 //   database spends most of its time on work nobody waits for, retries happen and fewer of the
 //   unrelated cheap lookups succeed than with cutoff.
+// - With cutoff, every valuation request is answered (in full or partially, the valuation cut).
 // - The GraphQL scenario gives partial responses under cutoff, whose cut fields' backend work
-//   ended within milliseconds of the response; under timeouts it outlives the response.
-// - lab-results.json has the documented shape (docs/lab.md), and the report page made from it
-//   draws every chart in headless Chromium without an error (report_check.mjs).
+//   had stopped when the answer arrived (within milliseconds of the response); under timeouts
+//   it outlives the response.
+// - lab-results.json has the documented shape (docs/lab.md) and adds up (each request complete,
+//   partial or failed; failed requests counted once by their code, field errors apart), and the
+//   report page made from it draws every chart in headless Chromium without an error, at a
+//   desktop's and a phone's width (report_check.mjs).
 //
 //   node tests/lab/lab_e2e_check.mjs --cutoff build/bin/cutoff [--db URL | --db-url-file FILE]
 //
@@ -35,12 +39,15 @@ import { runCheck as checkReportPage } from './report_check.mjs';
 
 const NAME = 'lab_e2e_check';
 const MODES = ['none', 'timeouts', 'cutoff'];
-const FIGURES = ['requests', 'ok', 'goodput_rps', 'p50_ms', 'p99_ms', 'errors', 'pool_size', 'peak_pool_in_use',
-  'peak_pool_waiting', 'pool_queued_s', 'db_seconds', 'zombie_seconds', 'zombie_share', 'overshoot_p50_ms', 'overshoot_p99_ms',
-  'retries', 'timeline'];
+const FIGURES = ['requests', 'ok', 'partial', 'failed', 'fast_requests', 'fast_ok', 'fast_partial', 'fast_failed',
+  'goodput_rps', 'answered_rps', 'p50_ms', 'p99_ms', 'errors', 'request_errors', 'fast_request_errors', 'field_errors',
+  'pool_size', 'peak_pool_in_use', 'peak_pool_waiting', 'pool_queued_s', 'db_seconds', 'zombie_seconds', 'zombie_share',
+  'overshoot_p50_ms', 'overshoot_p99_ms', 'retries', 'timeline'];
+const GRAPHQL_FIGURES = ['valuations_asked', 'cut_fields_total', 'cut_fields_gone', 'cut_outlived_p50_ms',
+  'cut_outlived_max_ms', 'cut_fields'];
 
 function usage() {
-  return readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(0, 27)
+  return readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(0, 32)
     .map((l) => l.replace(/^\/\/ ?/, '')).join('\n');
 }
 
@@ -99,8 +106,21 @@ function checkFigures(byName) {
   check(amp.retries > 0, `amplification: timeouts' users retried (${amp.retries})`);
   check(amp.zombie_share > 0.5, `amplification: with timeouts most database time is zombie work (${amp.zombie_share})`);
 
+  for (const name of ['chain', 'amplification']) {
+    const { cutoff } = byName[name];
+    check(cutoff.partial + cutoff.ok === cutoff.requests,
+      `${name}: cutoff answers every valuation request, in full or partially (${cutoff.ok} + ${cutoff.partial} of ` +
+      `${cutoff.requests})`);
+  }
   const gql = byName.graphql;
   check(gql.cutoff.partial > 0, `graphql: cutoff answers with partial responses (${gql.cutoff.partial})`);
+  check(gql.cutoff.cut_fields_total > 0 && gql.cutoff.cut_fields_gone >= 0.9 * gql.cutoff.cut_fields_total,
+    `graphql: with cutoff the statements behind the cut fields had stopped when the answer arrived ` +
+    `(${gql.cutoff.cut_fields_gone} of ${gql.cutoff.cut_fields_total})`);
+  check(gql.timeouts.cut_fields_gone < gql.timeouts.cut_fields_total,
+    `graphql: with timeouts some cut fields' statements were still running after the answer ` +
+    `(${gql.timeouts.cut_fields_total - gql.timeouts.cut_fields_gone} of ${gql.timeouts.cut_fields_total}, up to ` +
+    `${gql.timeouts.cut_outlived_max_ms} ms)`);
   check(gql.cutoff.cut_fields.length > 0, `graphql: cutoff names the cut fields (${gql.cutoff.cut_fields.length})`);
   check(gql.cutoff.cut_fields.every((f) => f.outlived_ms < 50),
     `graphql: with cutoff no cut field's backend work outlived the response by 50 ms ` +
@@ -148,7 +168,7 @@ async function main() {
   for (const [name, modes] of Object.entries(byName)) {
     for (const mode of MODES) {
       const m = modes?.[mode];
-      const missing = FIGURES.filter((f) => !(m && f in m));
+      const missing = [...FIGURES, ...(name === 'graphql' ? GRAPHQL_FIGURES : [])].filter((f) => !(m && f in m));
       check(missing.length === 0, `${name}/${mode} has every figure${missing.length ? ` (missing ${missing})` : ''}`);
     }
   }

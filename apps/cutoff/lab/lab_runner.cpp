@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -30,6 +31,7 @@
 #include "cutoff/http/message.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/sql/connect.hpp"
+#include "lab/report_html.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 
@@ -180,15 +182,32 @@ class PgActivityWatcher {
 
 // ---- What the clients saw ---------------------------------------------------------------------
 
+// What one request got. Exactly one of complete, partial and failed holds.
+enum class Outcome {
+  complete,  // data and no error: everything asked for
+  partial,   // data with field errors: some fields cut or failed, the rest answered
+  failed,    // no data: a request error, an HTTP error, or the user gave up
+};
+
 struct Attempt {
   std::string id;
   Clock::time_point start, end;
-  bool fast = false;      // an unrelated cheap query
-  bool ok = false;        // data and no errors
-  bool partial = false;   // data with errors
-  std::vector<std::string> codes;  // error codes, lowercase
+  bool fast = false;  // an unrelated cheap query
+  Outcome outcome = Outcome::failed;
+  bool ok() const { return outcome == Outcome::complete; }
+  std::vector<std::string> codes;  // every error code of the response, lowercase
+  std::string request_code;        // failed: why (the first error's code, http_<status>, client_gave_up)
+  std::size_t valuations = 0;      // stockValuation fields asked for in an answer with data
   std::vector<std::pair<std::string, std::int64_t>> cut;  // (path, warehouse id) cut at the deadline
 };
+
+// Whether `data` answers anything: an object with a field that is not null (`{"bin": null}`
+// answers nothing).
+bool HasData(const json::value* data) {
+  if (!data || !data->is_object()) return false;
+  const json::object& o = data->as_object();
+  return std::any_of(o.begin(), o.end(), [](const auto& kv) { return !kv.value().is_null(); });
+}
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -253,7 +272,8 @@ class ModeRun {
   bool drained_ = true;  // the backend finished on its own within the drain bound
   std::vector<Attempt> attempts_;
   json::array timeline_;
-  std::vector<Clock::time_point> ok_times_;
+  std::vector<Clock::time_point> ok_times_;        // complete answers
+  std::vector<Clock::time_point> answered_times_;  // answers with data: complete or partial
 };
 
 bool ModeRun::WaitIdle(Duration limit, bool pool_too) {
@@ -418,7 +438,7 @@ asio::awaitable<void> ModeRun::User(std::string id, std::string query, bool fast
     const json::object* o = ec ? nullptr : body.if_object();
     const json::value* data = o ? o->if_contains("data") : nullptr;
     const json::value* errors = o ? o->if_contains("errors") : nullptr;
-    const bool has_data = data && !data->is_null();
+    const bool has_data = HasData(data);
     if (errors && errors->is_array()) {
       for (const json::value& e : errors->as_array()) {
         const json::object* eo = e.if_object();
@@ -440,27 +460,39 @@ asio::awaitable<void> ModeRun::User(std::string id, std::string query, bool fast
               p += std::string(seg.as_string());
             }
           }
-          if (p.ends_with("stockValuation") && index >= 0) a.cut.emplace_back(p, index + 1);
+          if (has_data && p.ends_with("stockValuation") && index >= 0) a.cut.emplace_back(p, index + 1);
         }
       }
     }
     if (r.status != 200 && a.codes.empty()) a.codes.push_back("http_" + std::to_string(r.status));
-    a.ok = has_data && a.codes.empty();
-    a.partial = has_data && !a.codes.empty();
+    if (has_data) {
+      if (const json::value* list = data->as_object().if_contains("warehouses"); list && list->is_array()) {
+        a.valuations = list->as_array().size();
+      } else if (const json::value* one = data->as_object().if_contains("warehouse"); one && one->is_object()) {
+        a.valuations = one->as_object().contains("stockValuation") ? 1 : 0;
+      }
+      a.outcome = a.codes.empty() ? Outcome::complete : Outcome::partial;
+    } else {
+      a.outcome = Outcome::failed;
+      a.request_code = a.codes.empty() ? std::string("no_data") : a.codes.front();
+    }
   } catch (const Error& e) {
     // The user's patience ran out (or the connection failed): it gives up on the request.
     a.codes.push_back(e.code() == ErrorCode::deadline_exceeded || e.code() == ErrorCode::attempt_timeout
                           ? "client_gave_up"
                           : std::string(to_string(e.code())));
+    a.outcome = Outcome::failed;
+    a.request_code = a.codes.back();
   }
   a.end = Clock::now();
-  if (a.ok) {
+  if (a.ok()) {
     ++ok_;
     ok_times_.push_back(a.end);
   }
+  if (a.outcome != Outcome::failed) answered_times_.push_back(a.end);
   // Every mode's user behaves the same: a failure is retried after a short pause while the
   // load lasts. What a retry costs the backend is what differs.
-  const bool retry = !a.ok && retries_left > 0 && Since(t0_, a.end) < load_for_;
+  const bool retry = !a.ok() && retries_left > 0 && Since(t0_, a.end) < load_for_;
   attempts_.push_back(std::move(a));
   --in_flight_;
   if (retry) {
@@ -485,11 +517,14 @@ asio::awaitable<void> ModeRun::Sample() {
     if (tick % 5 == 0) {  // every 100 ms
       const auto window = Clock::now() - std::chrono::seconds(1);
       const auto recent = std::count_if(ok_times_.begin(), ok_times_.end(), [&](auto x) { return x >= window; });
+      const auto answered =
+          std::count_if(answered_times_.begin(), answered_times_.end(), [&](auto x) { return x >= window; });
       timeline_.push_back(json::object{{"t", std::round(t * 100) / 100},
                                        {"pool_in_use", ps.in_use},
                                        {"pool_waiting", ps.waiting},
                                        {"db_running", db},
                                        {"goodput_rps", recent},
+                                       {"answered_rps", answered},
                                        {"in_flight", in_flight_}});
       if (lab_.progress && (tty || tick % 50 == 0)) {
         std::fprintf(stderr, "%s  %-13s %-9s %5.1fs  sent %5d  ok %5d  in flight %4d  pool %zu/%d  db %3d%s",
@@ -510,33 +545,62 @@ double Percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
+// A statement that ended within this of its caller's answer did not run on (the resolution
+// of the measurement on PostgreSQL, which polls pg_stat_activity every 5 ms).
+constexpr double kRanOn = 0.005;  // seconds
+
 double Round(double x, int digits = 1) {
   const double f = std::pow(10.0, digits);
   return std::round(x * f) / f;
 }
 
+void Bump(json::object& counts, const std::string& code) {
+  counts[code] = (counts.contains(code) ? counts[code].as_int64() : 0) + 1;
+}
+
 json::object ModeRun::Figures(double duration, const std::vector<Statement>& statements) {
   std::map<std::string, const Attempt*> by_id;
   std::vector<double> latency, fast_latency;
-  json::object errors;
-  int ok = 0, fast_ok = 0, requests = 0, fast_requests = 0;
+  // `errors` (every code of every response, as results version 1 always had it) mixes field
+  // errors and request errors; request_errors counts each failed request once, by why it failed,
+  // and field_errors the errors inside answers that had data.
+  json::object errors, request_errors, fast_request_errors, field_errors;
+  int ok = 0, partial = 0, failed = 0, requests = 0;
+  int fast_ok = 0, fast_partial = 0, fast_failed = 0, fast_requests = 0;
+  std::int64_t valuations_asked = 0;
   for (const Attempt& a : attempts_) {
     by_id[a.id] = &a;
     const double ms = std::chrono::duration<double, std::milli>(a.end - a.start).count();
-    for (const std::string& c : a.codes) errors[c] = (errors.contains(c) ? errors[c].as_int64() : 0) + 1;
+    for (const std::string& c : a.codes) Bump(errors, c);
+    if (a.outcome == Outcome::failed) {
+      Bump(a.fast ? fast_request_errors : request_errors, a.request_code);
+    } else {
+      for (const std::string& c : a.codes) Bump(field_errors, c);
+    }
     if (a.fast) {
       ++fast_requests;
       fast_latency.push_back(ms);
-      if (a.ok) ++fast_ok;
+      ++(a.outcome == Outcome::complete ? fast_ok : a.outcome == Outcome::partial ? fast_partial : fast_failed);
       continue;
     }
     ++requests;
     latency.push_back(ms);
-    if (a.ok) ++ok;
+    ++(a.outcome == Outcome::complete ? ok : a.outcome == Outcome::partial ? partial : failed);
+    valuations_asked += static_cast<std::int64_t>(a.valuations);
   }
   // Zombie work: statement time after the caller had its answer (or gave up), including
   // statements that only started after that.
   const bool debug = std::getenv("CUTOFF_LAB_DEBUG") != nullptr;
+  if (debug) {
+    for (const Attempt& a : attempts_) {
+      std::string codes;
+      for (const std::string& c : a.codes) codes += " " + c;
+      std::fprintf(stderr, "attempt %-12s %8.3f s .. %8.3f s %-8s%s\n", a.id.c_str(), Since(t0_, a.start),
+                   Since(t0_, a.end),
+                   a.outcome == Outcome::complete ? "complete" : a.outcome == Outcome::partial ? "partial" : "failed",
+                   codes.c_str());
+    }
+  }
   double zombie = 0, db_seconds = 0;
   int zombie_statements = 0;
   std::vector<double> overshoot;
@@ -554,7 +618,7 @@ json::object ModeRun::Figures(double duration, const std::vector<Statement>& sta
     if (s.end <= from) continue;
     const double seconds = std::chrono::duration<double>(s.end - from).count();
     zombie += seconds;
-    if (seconds > 0.005) ++zombie_statements;
+    if (seconds > kRanOn) ++zombie_statements;
     const double past = std::chrono::duration<double, std::milli>(s.end - answered).count();
     overshoot.push_back(past);
     outlived[s.request_id] = std::max(outlived[s.request_id], past);
@@ -562,13 +626,23 @@ json::object ModeRun::Figures(double duration, const std::vector<Statement>& sta
   json::object m;
   m["requests"] = requests;
   m["ok"] = ok;
+  m["partial"] = partial;
+  m["failed"] = failed;
   m["fast_requests"] = fast_requests;
   m["fast_ok"] = fast_ok;
+  m["fast_partial"] = fast_partial;
+  m["fast_failed"] = fast_failed;
+  // Complete answers per second, both kinds. Every answer counted arrived within the user's
+  // patience: the user stops waiting then.
   m["goodput_rps"] = Round((ok + fast_ok) / std::max(duration, 0.001), 2);
+  m["answered_rps"] = Round((ok + partial + fast_ok + fast_partial) / std::max(duration, 0.001), 2);
   m["p50_ms"] = Round(Percentile(latency, 0.50));
   m["p99_ms"] = Round(Percentile(latency, 0.99));
   m["fast_p99_ms"] = Round(Percentile(fast_latency, 0.99));
   m["errors"] = std::move(errors);
+  m["request_errors"] = std::move(request_errors);
+  m["fast_request_errors"] = std::move(fast_request_errors);
+  m["field_errors"] = std::move(field_errors);
   m["retries"] = retries_;
   m["pool_size"] = lab_.pool_size;
   m["peak_pool_in_use"] = peak_pool_;
@@ -584,8 +658,27 @@ json::object ModeRun::Figures(double duration, const std::vector<Statement>& sta
   m["duration_s"] = Round(duration, 2);
   m["drained"] = drained_;
   if (spec_.name == "graphql") {
-    // The fields cut at the deadline in the last operation that had any, and how long the
-    // statement behind each one outlived the response.
+    // Every field cut from an answer, and how long after the answer the statement behind it
+    // ended (0: it had ended before). Gone: it had ended, or ended within kRanOn.
+    std::vector<double> cut_outlived;
+    int gone = 0;
+    for (const Attempt& a : attempts_) {
+      for (const auto& [path, warehouse] : a.cut) {
+        auto o = outlived.find(a.id + ".v" + std::to_string(warehouse));
+        const double ms = o == outlived.end() ? 0.0 : o->second;
+        cut_outlived.push_back(ms);
+        if (ms <= kRanOn * 1000) ++gone;
+      }
+    }
+    m["valuations_asked"] = valuations_asked;
+    m["cut_fields_total"] = cut_outlived.size();
+    m["cut_fields_gone"] = gone;
+    // Nothing cut: nothing to say how long it ran on.
+    m["cut_outlived_p50_ms"] = cut_outlived.empty() ? json::value(nullptr) : json::value(Round(Percentile(cut_outlived, 0.50)));
+    m["cut_outlived_max_ms"] = cut_outlived.empty() ? json::value(nullptr)
+                                                    : json::value(Round(*std::max_element(cut_outlived.begin(), cut_outlived.end())));
+    // The fields cut in the last answer that had any, and how long the statement behind each
+    // one outlived the response.
     json::array cut;
     for (auto a = attempts_.rbegin(); a != attempts_.rend(); ++a) {
       if (a->cut.empty()) continue;
@@ -596,7 +689,6 @@ json::object ModeRun::Figures(double duration, const std::vector<Statement>& sta
       break;
     }
     m["cut_fields"] = std::move(cut);
-    m["partial"] = std::count_if(attempts_.begin(), attempts_.end(), [](const Attempt& a) { return a.partial; });
   }
   m["timeline"] = std::move(timeline_);
   return m;
@@ -681,32 +773,93 @@ json::value RunLab(const LabOptions& options) {
                       {"scenarios", std::move(scenarios)}};
 }
 
+namespace {
+
+// `text` broken into lines of at most `width` columns, each starting with `indent`.
+std::string Wrap(const std::string& text, std::size_t width, const std::string& first, const std::string& indent) {
+  std::string out, line = first;
+  std::size_t at = 0;
+  bool empty = true;
+  while (at < text.size()) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, space - at);
+    at = space + 1;
+    if (!empty && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = indent;
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+    empty = false;
+  }
+  return out + line + "\n";
+}
+
+}  // namespace
+
 std::string FormatTable(const json::value& results) {
+  // Two header lines: what each column is, then its unit. 98 columns wide.
   std::string out;
   char line[320];
-  std::snprintf(line, sizeof line, "%-14s %-9s %9s %7s %7s %6s %8s %9s %10s  %s\n", "scenario", "mode", "goodput/s",
-                "p50 ms", "p99 ms", "pool", "queued s", "zombie s", "overshoot", "errors");
+  std::snprintf(line, sizeof line, "%-13s %-8s %8s %7s %6s %8s %8s %6s %7s %7s %8s\n", "", "", "complete",
+                "partial", "failed", "lookups", "goodput", "p99", "queued", "zombie", "stop p99");
   out += line;
+  std::snprintf(line, sizeof line, "%-13s %-8s %8s %7s %6s %8s %8s %6s %7s %7s %8s\n", "scenario", "mode", "answers",
+                "answers", "reqs", "ok/sent", "req/s", "ms", "s", "%", "ms");
+  out += line;
+  std::string errors;
   for (const json::value& s : results.at("scenarios").as_array()) {
     for (const auto& [mode, v] : s.at("modes").as_object()) {
       const json::object& m = v.as_object();
       auto num = [&](const char* k) { return m.contains(k) && m.at(k).is_number() ? m.at(k).to_number<double>() : 0.0; };
-      // The most frequent codes first.
-      std::vector<std::pair<std::int64_t, std::string>> codes;
-      if (const json::value* e = m.if_contains("errors"); e && e->is_object())
-        for (const auto& [code, n] : e->as_object())
-          if (n.is_int64()) codes.emplace_back(n.as_int64(), std::string(code));
-      std::sort(codes.begin(), codes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-      std::string errors;
-      for (const auto& [n, code] : codes) errors += (errors.empty() ? "" : " ") + code + "=" + std::to_string(n);
-      char pool[32];
-      std::snprintf(pool, sizeof pool, "%.0f/%.0f", num("peak_pool_in_use"), num("pool_size"));
-      std::snprintf(line, sizeof line, "%-14s %-9s %9.1f %7.0f %7.0f %6s %8.2f %9.2f %8.0fms  %s\n",
-                    std::string(s.at("name").as_string()).c_str(), std::string(mode).c_str(), num("goodput_rps"),
-                    num("p50_ms"), num("p99_ms"), pool, num("pool_queued_s"), num("zombie_seconds"),
-                    num("overshoot_p99_ms"), errors.empty() ? "-" : errors.c_str());
+      char lookups[32] = "-";
+      if (num("fast_requests") > 0) std::snprintf(lookups, sizeof lookups, "%.0f/%.0f", num("fast_ok"), num("fast_requests"));
+      const std::string name(s.at("name").as_string());
+      std::snprintf(line, sizeof line, "%-13s %-8s %8.0f %7.0f %6.0f %8s %8.1f %6.0f %7.2f %7.1f %8.0f\n", name.c_str(),
+                    std::string(mode).c_str(), num("ok"), num("partial"), num("failed"), lookups, num("goodput_rps"),
+                    num("p99_ms"), num("pool_queued_s"), 100 * num("zombie_share"), num("overshoot_p99_ms"));
       out += line;
+      // The codes, the most frequent first: of the failed requests (both kinds), and apart
+      // from them the field errors inside partial answers.
+      auto codes = [&](std::initializer_list<const char*> keys) {
+        std::map<std::string, std::int64_t> sum;
+        for (const char* key : keys)
+          if (const json::value* e = m.if_contains(key); e && e->is_object())
+            for (const auto& [code, n] : e->as_object())
+              if (n.is_int64()) sum[std::string(code)] += n.as_int64();
+        std::vector<std::pair<std::int64_t, std::string>> sorted;
+        for (const auto& [code, n] : sum) sorted.emplace_back(n, code);
+        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::string text;
+        for (const auto& [n, code] : sorted) text += (text.empty() ? "" : " ") + code + "=" + std::to_string(n);
+        return text;
+      };
+      const std::string failed = codes({"request_errors", "fast_request_errors"});
+      const std::string field = codes({"field_errors"});
+      const std::string text = "failed: " + (failed.empty() ? std::string("none") : failed);
+      std::snprintf(line, sizeof line, "%-13s %-8s ", name.c_str(), std::string(mode).c_str());
+      const std::string indent(23, ' ');
+      if (field.empty()) {
+        errors += Wrap(text, 98, line, indent);
+      } else if (std::strlen(line) + text.size() + field.size() + 16 <= 98) {
+        errors += Wrap(text + "; field errors: " + field, 98, line, indent);
+      } else {
+        errors += Wrap(text, 98, line, indent) + Wrap("field errors: " + field, 98, indent, indent);
+      }
     }
+  }
+  out += "\ncomplete/partial/failed: the slow requests (valuations; graphql: operations), retries included;\n"
+         "  partial: data with some fields cut; failed: no data, or the user gave up.\n"
+         "lookups: cheap bin lookups answered in full, of those sent. goodput: complete answers per second.\n"
+         "p99: latency of the slow requests, to the answer or to giving up. queued: how long some caller\n"
+         "  waited for a database connection. zombie: share of the database's statement time spent after\n"
+         "  the caller had its answer. stop p99: how long after the answer a still-running statement ended.\n\n"
+         "Why requests failed, and the field errors inside partial answers (counted apart):\n";
+  out += errors;
+  const LabSummary summary = SummarizeLab(results);
+  if (!summary.run.empty()) {
+    out += "\nWhat this run shows:\n";
+    for (const std::string& sentence : summary.run) out += Wrap(sentence, 98, "- ", "  ");
   }
   return out;
 }

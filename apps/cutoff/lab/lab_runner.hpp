@@ -4,10 +4,10 @@
 //   boost::json::value results = cutoff::lab::RunLab(opts);   // progress on stderr
 //
 // Each scenario runs the gateway and inventory services in this process, once per mode (none,
-// timeouts, cutoff), with the same load, and measures from the client's side (goodput,
-// latency, error codes) and from the database's side (pool occupancy, and statement-seconds
-// spent after the caller already had its answer or gave up: zombie work). docs/lab.md
-// explains each scenario and figure.
+// timeouts, cutoff), with the same load, and measures from the client's side (what each
+// request got: a complete answer, a partial one or none; goodput, latency) and from the
+// database's side (pool occupancy, and statement-seconds spent after the caller already had
+// its answer or gave up: zombie work). docs/lab.md explains each scenario and figure.
 #ifndef CUTOFF_APPS_CUTOFF_LAB_LAB_RUNNER_HPP_
 #define CUTOFF_APPS_CUTOFF_LAB_LAB_RUNNER_HPP_
 
@@ -32,7 +32,9 @@ struct LabOptions {
 // Throws std::runtime_error when the services cannot start (e.g. the database is unreachable).
 boost::json::value RunLab(const LabOptions& options);
 
-// The comparison table, one line per scenario and mode.
+// The comparison table for a terminal (under 100 columns): one line per scenario and mode,
+// headed by what each column is and its unit; then what the columns mean, why requests failed
+// (apart from the field errors inside partial answers), and what the run shows in words.
 std::string FormatTable(const boost::json::value& results);
 
 }  // namespace cutoff::lab

@@ -8,6 +8,10 @@
 // file:// and can be mailed around. The results document is embedded as well (in
 // <script type="application/json" id="lab-results">), so the page carries its own data.
 //
+// The page leads with what differs between the modes, in words generated from the figures
+// (SummarizeLab, which `cutoff lab` also prints under its table), then shows each scenario
+// with every figure defined where it is shown.
+//
 // Any value is accepted: a figure that is missing, null or of the wrong type is shown as
 // "–", a scenario without a timeline gets empty charts, and anything that is not a results
 // document gives a page that says so. Every string from the document is escaped; the output
@@ -18,10 +22,21 @@
 
 #include <boost/json/value.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cutoff::lab {
 
 std::string RenderLabReport(const boost::json::value& results);
+
+// What a run shows, in plain sentences generated from its figures: a few about the whole run
+// (what differs between the modes), then a few per scenario, named, in the document's order.
+// A sentence whose figures are missing is left out; any value gives some (maybe no) sentences.
+struct LabSummary {
+  std::vector<std::string> run;
+  std::vector<std::pair<std::string, std::vector<std::string>>> scenarios;
+};
+LabSummary SummarizeLab(const boost::json::value& results);
 
 }  // namespace cutoff::lab
 
