@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "conventions.hpp"
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
@@ -156,8 +157,10 @@ void AddDemoCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("demo", "Show a deadline stopping concurrent work (a client timeout alone does not)");
   static int budget_ms = 120;
   static int slow_ms = 600;
-  cmd->add_option("--budget-ms", budget_ms, "The request's time budget")->check(CLI::Range(1, 60000));
-  cmd->add_option("--slow-ms", slow_ms, "How long the slow branch needs")->check(CLI::Range(1, 600000));
+  cmd->add_option("--budget-ms", budget_ms, "The request's time budget")->check(Number(1, 60000))->capture_default_str();
+  cmd->add_option("--slow-ms", slow_ms, "How long the slow branch needs")
+      ->check(Number(1, 600000))
+      ->capture_default_str();
   cmd->callback([cmd] {
     if (cmd->got_subcommand("serve")) return;
     RunDemo(budget_ms, slow_ms);
