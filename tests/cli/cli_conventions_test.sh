@@ -7,6 +7,7 @@
 #   no IP address exits 2;
 # - invalid arguments exit 2 (demo serve --mode foo too); a non-number says "'abc' is not a number";
 # - ops call --args: inline, @FILE, -; `--args FILE` says to write @FILE; --timeout-ms still works;
+# - `cutoff demo` says what it stopped, or that it stopped nothing.
 #
 #   tests/cli/cli_conventions_test.sh path/to/cutoff
 set -uo pipefail
@@ -116,6 +117,21 @@ if [[ $rc -eq 6 && "$(cat err)" == *"--timeout-ms is deprecated; use --budget-ms
   pass "ops call --timeout-ms still works, deprecated: exit 6"
 else
   fail "ops call --timeout-ms: exit $rc: $(cat err)"
+fi
+
+# --- cutoff demo says what happened ------------------------------------------------------------
+"$cutoff" demo --budget-ms 100 --slow-ms 400 >demo.out
+if grep -Eq "it stopped stock.valuation at [0-9]+\.[0-9] ms \(deadline_exceeded" demo.out &&
+   ! grep -q "stopped nothing" demo.out; then
+  pass "cutoff demo names what it stopped and when"
+else
+  fail "cutoff demo with a slow branch:"; cat demo.out
+fi
+"$cutoff" demo --budget-ms 200 --slow-ms 20 >demo.out
+if grep -q "cutoff stopped nothing" demo.out && ! grep -q "is stopped at the deadline\|it stopped " demo.out; then
+  pass "cutoff demo with nothing to stop says so"
+else
+  fail "cutoff demo with nothing to stop:"; cat demo.out
 fi
 
 exit $(( failures > 0 ))
