@@ -77,6 +77,9 @@ int RunDemoServe(const DemoServeOptions& o) {
     io.run();
     io.restart();
     started.get();
+  } catch (const Error& e) {
+    // A malformed --db is the command line's fault (2); a database that cannot be reached is not (1).
+    return Fail(std::string("cannot prepare the database: ") + e.what(), cli_exit_code(e.code()));
   } catch (const std::exception& e) {
     return Fail(std::string("cannot prepare the database: ") + e.what());
   }

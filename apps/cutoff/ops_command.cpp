@@ -214,6 +214,11 @@ int RunServe(const ServeOptions& opts) {
   // Orders and their idempotency keys live in the database, recorded in one transaction.
   std::string db = opts.db;
   if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-ops-serve.db").string();
+  try {
+    (void)sql::parse_database_url(db);
+  } catch (const Error& e) {
+    return Usage("ops serve", std::string("--db: ") + e.what());
+  }
   sql::DatabaseOptions db_options;
   db_options.url = db;
   sql::Pool pool(sql::connection_factory(db_options), {.max_size = 4});
@@ -224,8 +229,13 @@ int RunServe(const ServeOptions& opts) {
     io.run();
     io.restart();
     installed.get();
+  } catch (const Error& e) {
+    // A malformed --db is the command line's fault (2); a database that cannot be reached is not (1).
+    Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
+    return cli_exit_code(e.code());
   } catch (const std::exception& e) {
-    return Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
+    Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
+    return cli_exit_code(ErrorCode::internal);
   }
   const ops::Registry registry = MakeExampleRegistry(&effects);
   observe::Registry metrics;

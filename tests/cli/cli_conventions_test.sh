@@ -78,6 +78,11 @@ else
   fail "bad --address: exit $rc: $(cat err)"
 fi
 
+rc=0; "$cutoff" ops serve --port 0 --db mysql://x 2>err || rc=$?
+if [[ $rc -eq 2 ]]; then pass "ops serve with a malformed --db exits 2"; else fail "ops serve --db mysql://x: exit $rc: $(cat err)"; fi
+rc=0; timeout 60 "$cutoff" ops serve --port 0 --db postgresql://postgres@127.0.0.1:1/x 2>err || rc=$?
+if [[ $rc -eq 1 ]]; then pass "ops serve with an unreachable database exits 1"; else fail "unreachable --db: exit $rc: $(cat err)"; fi
+
 # --- invalid arguments ------------------------------------------------------------------------
 rc=0; "$cutoff" demo serve --mode foo 2>err || rc=$?
 if [[ $rc -eq 2 && "$(cat err)" == *"--mode: foo not in {none,timeouts,cutoff}"* ]]; then
