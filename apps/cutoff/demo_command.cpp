@@ -4,19 +4,21 @@
 // One request fans out to three branches that do their work in small cooperative steps.
 // In `timeouts` mode the caller stops waiting at its budget but nobody tells the branches,
 // so the slow one runs to the end for nobody. In `cutoff` mode the budget is a Context
-// bound once at entry; every branch runs under it and the slow one is stopped at the
-// deadline.
+// bound once at entry; every branch runs under it and one still running at the deadline is
+// stopped there. The closing lines say what was stopped and when, or that nothing was.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "conventions.hpp"
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
@@ -140,14 +142,39 @@ void RunDemo(int budget_ms, int slow_ms) {
   std::printf("%-9s %-18s %9s   %-20s %12s   %s\n", "mode", "branch", "needs", "outcome", "ended at",
               "work after the caller gave up");
   const double zombie_timeouts = PrintMode("timeouts", branches, RunTimeouts(branches, budget));
-  const double zombie_cutoff = PrintMode("cutoff", branches, RunCutoff(branches, budget));
+  const ModeResult cutoff = RunCutoff(branches, budget);
+  const double zombie_cutoff = PrintMode("cutoff", branches, cutoff);
   std::printf(
       "\nWork still running after the caller gave up: %.1f ms with a client timeout only, %.1f ms with "
       "cutoff.\n",
       zombie_timeouts, zombie_cutoff);
-  std::printf(
-      "With cutoff the fast branches keep their results and the slow one is stopped at the deadline\n"
-      "(deadline_exceeded), instead of running on for nobody.\n");
+  // What cutoff stopped, from what happened rather than from what was meant to.
+  std::string stopped;
+  std::size_t kept = 0, count = 0;
+  for (std::size_t i = 0; i < branches.size(); ++i) {
+    const Outcome& o = cutoff.outcomes[i];
+    if (o.result == "ok") {
+      ++kept;
+      continue;
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "%s%s at %.1f ms (%s, %.1f ms past the deadline)", count ? "; " : "",
+                  branches[i].name.c_str(), Ms(o.ended - cutoff.start).count(), o.result.c_str(),
+                  std::max(0.0, Ms(o.ended - cutoff.caller_gave_up).count()));
+    stopped += line;
+    ++count;
+  }
+  if (count == 0) {
+    std::printf(
+        "Every branch finished within the %d ms budget, so cutoff stopped nothing (run with --slow-ms above\n"
+        "--budget-ms to see a stop).\n",
+        budget_ms);
+  } else {
+    std::printf("With cutoff, %zu branch%s kept %s result%s and it stopped %s, instead of letting %s run on for "
+                "nobody.\n",
+                kept, kept == 1 ? "" : "es", kept == 1 ? "its" : "their", kept == 1 ? "" : "s", stopped.c_str(),
+                count == 1 ? "it" : "them");
+  }
 }
 
 }  // namespace
@@ -156,8 +183,10 @@ void AddDemoCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("demo", "Show a deadline stopping concurrent work (a client timeout alone does not)");
   static int budget_ms = 120;
   static int slow_ms = 600;
-  cmd->add_option("--budget-ms", budget_ms, "The request's time budget")->check(CLI::Range(1, 60000));
-  cmd->add_option("--slow-ms", slow_ms, "How long the slow branch needs")->check(CLI::Range(1, 600000));
+  cmd->add_option("--budget-ms", budget_ms, "The request's time budget")->check(Number(1, 60000))->capture_default_str();
+  cmd->add_option("--slow-ms", slow_ms, "How long the slow branch needs")
+      ->check(Number(1, 600000))
+      ->capture_default_str();
   cmd->callback([cmd] {
     if (cmd->got_subcommand("serve")) return;
     RunDemo(budget_ms, slow_ms);

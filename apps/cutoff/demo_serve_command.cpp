@@ -9,6 +9,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "conventions.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
@@ -41,19 +42,21 @@ struct DemoServeOptions {
   std::size_t inventory_max_connections = http::ServerLimits().max_connections;
 };
 
-int Fail(const std::string& message) {
+// Says why on stderr; returns `code` (2: the options are wrong; 1: anything else).
+int Fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "cutoff demo serve: %s\n", message.c_str());
-  return 1;
+  return code;
 }
 
 int RunDemoServe(const DemoServeOptions& o) {
   const auto mode = wh::parse_mode(o.mode);
-  if (!mode) return Fail("--mode must be none, timeouts or cutoff");
+  if (!mode) return Fail("--mode must be none, timeouts or cutoff", 2);  // CLI11 checks it first
   // Otherwise the inventory answers the excess by closing connections, which the gateway can
   // only report as a transport failure.
   if (o.max_inventory_calls >= o.inventory_max_connections)
     return Fail("--max-inventory-calls (" + std::to_string(o.max_inventory_calls) +
-                ") must be below --inventory-max-connections (" + std::to_string(o.inventory_max_connections) + ")");
+                ") must be below --inventory-max-connections (" + std::to_string(o.inventory_max_connections) + ")",
+                2);
   std::string db = o.db;
   if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-warehouse-demo.db").string();
 
@@ -74,6 +77,9 @@ int RunDemoServe(const DemoServeOptions& o) {
     io.run();
     io.restart();
     started.get();
+  } catch (const Error& e) {
+    // A malformed --db is the command line's fault (2); a database that cannot be reached is not (1).
+    return Fail(std::string("cannot prepare the database: ") + e.what(), cli_exit_code(e.code()));
   } catch (const std::exception& e) {
     return Fail(std::string("cannot prepare the database: ") + e.what());
   }
@@ -83,17 +89,10 @@ int RunDemoServe(const DemoServeOptions& o) {
   inventory_server_options.limits.max_connections = o.inventory_max_connections;
   http::Server inventory_server(io.get_executor(), inventory_server_options);
   inventory.mount(inventory_server, &inventory_metrics);
-  // The bound port, or nullopt after saying why it could not be bound.
-  auto listen = [&o](http::Server& server, int port) -> std::optional<std::uint16_t> {
-    try {
-      return server.listen(o.address, static_cast<std::uint16_t>(port));
-    } catch (const std::exception& e) {
-      Fail("cannot listen on " + o.address + ":" + std::to_string(port) + ": " + e.what());
-      return std::nullopt;
-    }
-  };
-  const std::optional<std::uint16_t> inventory_port = listen(inventory_server, o.inventory_port);
-  if (!inventory_port) return 1;
+  int exit_code = 0;
+  const std::optional<std::uint16_t> inventory_port =
+      Listen(inventory_server, "demo serve", o.address, o.inventory_port, &exit_code);
+  if (!inventory_port) return exit_code;
 
   wh::GatewayOptions gw;
   gw.inventory_url = "http://" + o.address + ":" + std::to_string(*inventory_port);
@@ -110,8 +109,9 @@ int RunDemoServe(const DemoServeOptions& o) {
   gateway_server_options.one_io_thread = true;
   http::Server gateway_server(io.get_executor(), gateway_server_options);
   gateway.mount(gateway_server, &gateway_metrics);
-  const std::optional<std::uint16_t> gateway_port = listen(gateway_server, o.gateway_port);
-  if (!gateway_port) return 1;
+  const std::optional<std::uint16_t> gateway_port =
+      Listen(gateway_server, "demo serve", o.address, o.gateway_port, &exit_code);
+  if (!gateway_port) return exit_code;
 
   // Ctrl-C: both servers drain, then the process ends.
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -144,41 +144,43 @@ void AddDemoServeCommand(CLI::App& demo) {
   serve->add_option("--db", opts.db, "Database URL: sqlite:PATH or postgresql://... (default: a SQLite file in $TMPDIR)");
   serve->add_option("--address", opts.address, "Address to bind")->capture_default_str();
   serve->add_option("--port", opts.gateway_port, "Gateway port (0: any free port)")
-      ->check(CLI::Range(0, 65535))
+      ->check(Number(0, 65535))
       ->capture_default_str();
   serve->add_option("--inventory-port", opts.inventory_port, "Inventory port (0: any free port)")
-      ->check(CLI::Range(0, 65535))
+      ->check(Number(0, 65535))
       ->capture_default_str();
-  serve->add_option("--mode", opts.mode, "none, timeouts or cutoff")->capture_default_str();
+  serve->add_option("--mode", opts.mode, "none, timeouts or cutoff")
+      ->check(CLI::IsMember({"none", "timeouts", "cutoff"}))
+      ->capture_default_str();
   serve->add_option("--valuation-ms", opts.valuation_ms, "How long the valuation statement takes (calibrated)")
-      ->check(CLI::Range(std::int64_t{10}, std::int64_t{600'000}))
+      ->check(Number(std::int64_t{10}, std::int64_t{600'000}))
       ->capture_default_str();
   serve->add_option("--operation-budget-ms", opts.operation_budget_ms, "The gateway's budget per operation")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
+      ->check(Number(std::int64_t{1}, std::int64_t{600'000}))
       ->capture_default_str();
   serve->add_option("--valuation-cap-ms", opts.valuation_cap_ms, "@budget on Warehouse.stockValuation")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{600'000}))
+      ->check(Number(std::int64_t{1}, std::int64_t{600'000}))
       ->capture_default_str();
-  serve->add_option("--pool-size", opts.pool_size, "Database connections")->check(CLI::Range(1, 256))->capture_default_str();
+  serve->add_option("--pool-size", opts.pool_size, "Database connections")->check(Number(1, 256))->capture_default_str();
   serve->add_option("--max-calls-per-operation", opts.max_calls_per_operation,
                     "Calls to the inventory one GraphQL operation (or WebSocket connection) may have running")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100'000}))
+      ->check(Number(std::size_t{1}, std::size_t{100'000}))
       ->capture_default_str();
   serve->add_option("--max-queued-calls-per-operation", opts.max_queued_calls_per_operation,
                     "Calls of one operation waiting for those; more fail with OVERLOADED at their field")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+      ->check(Number(std::size_t{0}, std::size_t{1'000'000}))
       ->capture_default_str();
   serve->add_option("--max-inventory-calls", opts.max_inventory_calls,
                     "Calls to the inventory the whole gateway may have running (below --inventory-max-connections)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100'000}))
+      ->check(Number(std::size_t{1}, std::size_t{100'000}))
       ->capture_default_str();
   serve->add_option("--max-queued-inventory-calls", opts.max_queued_inventory_calls,
                     "Calls waiting for those; more fail with OVERLOADED at their field")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
+      ->check(Number(std::size_t{0}, std::size_t{1'000'000}))
       ->capture_default_str();
   serve->add_option("--inventory-max-connections", opts.inventory_max_connections,
                     "Connections the inventory accepts at once (more are answered 503 and closed)")
-      ->check(CLI::Range(std::size_t{2}, std::size_t{1'000'000}))
+      ->check(Number(std::size_t{2}, std::size_t{1'000'000}))
       ->capture_default_str();
   serve->callback([] {
     const int code = RunDemoServe(opts);

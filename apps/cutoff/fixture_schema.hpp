@@ -1,7 +1,7 @@
 // Loading a schema served from a JSON fixture, for `cutoff graphql exec` and `graphql serve`.
 //
 //   std::string error;
-//   auto loaded = LoadFixtureSchema("s.graphql", "f.json", &error);
+//   auto loaded = LoadFixtureSchema(opts.schema, opts.fixture, &error);  // PATH, @PATH or -
 //   if (!loaded) return Fail(error);
 //   request.root_value = graphql::Data::json(&loaded->fixture);
 #ifndef CUTOFF_APPS_CUTOFF_FIXTURE_SCHEMA_HPP_
@@ -16,16 +16,15 @@
 
 namespace cutoff::cli {
 
-// The whole file, or false when it cannot be read.
-bool ReadFile(const std::string& path, std::string* out);
-
 struct FixtureSchema {
   std::unique_ptr<graphql::Schema> schema;  // with the fixture resolvers installed
   boost::json::value fixture;               // a JSON object; the root value
 };
 
-// Reads the SDL and the fixture; nullopt with a message for the user on any failure.
-std::optional<FixtureSchema> LoadFixtureSchema(const std::string& schema_path, const std::string& fixture_path,
+// Reads the SDL (--schema) and the fixture (--fixture), each named as ReadFileInput takes it;
+// nullopt with a message for the user on any failure, naming the file and, for a schema or
+// JSON error, where in it (path:line:column: message).
+std::optional<FixtureSchema> LoadFixtureSchema(const std::string& schema_arg, const std::string& fixture_arg,
                                                std::string* error);
 
 }  // namespace cutoff::cli

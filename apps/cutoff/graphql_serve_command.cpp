@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "stderr_log.hpp"
+#include "conventions.hpp"
 #include "fixture_schema.hpp"
+#include "stderr_log.hpp"
 #include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/http/graphiql_route.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
@@ -97,12 +98,10 @@ int RunServe(const ServeOptions& opts) {
   gql::mount_graphql_ws(server, "/graphql", *schema, ws_options, {.name = "graphql-ws"});
   gql::mount_graphiql(server, "/graphiql", {.endpoint = "/graphql", .example = gql::example_operation(*schema)});
 
-  std::uint16_t port = 0;
-  try {
-    port = server.listen(opts.address, static_cast<std::uint16_t>(opts.port));
-  } catch (const std::exception& e) {
-    return Fail("cannot listen on " + opts.address + ":" + std::to_string(opts.port) + ": " + e.what());
-  }
+  int exit_code = 0;
+  const std::optional<std::uint16_t> bound = Listen(server, "graphql serve", opts.address, opts.port, &exit_code);
+  if (!bound) return exit_code;
+  const std::uint16_t port = *bound;
   server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
   std::printf("listening on http://%s:%u (GraphQL at /graphql, GraphiQL at /graphiql, metrics at /metrics)\n",
               opts.address.c_str(), port);
@@ -126,31 +125,35 @@ void AddGraphqlServeCommand(CLI::App& app) {
       "Each request's deadline comes from Deadline-Budget-Ms, grpc-timeout, X-Request-Deadline or\n"
       "X-Client-Timeout-Ms, capped by --max-budget-ms. Fixture markers as in `cutoff graphql exec`.");
   static ServeOptions opts;
-  serve->add_option("--schema", opts.schema_path, "Schema in SDL")->required();
-  serve->add_option("--fixture", opts.fixture_path, "JSON object holding the root fields")->required();
+  serve->add_option("--schema", opts.schema_path, std::string("Schema in SDL: ") + kFileHelp)->required();
+  serve->add_option("--fixture", opts.fixture_path, std::string("JSON object holding the root fields: ") + kFileHelp)
+      ->required();
   serve->add_option("--address", opts.address, "Address to bind")->capture_default_str();
   serve->add_option("--port", opts.port, "Port to bind (0: any free port)")
-      ->check(CLI::Range(0, 65535))
+      ->check(Number(0, 65535))
       ->capture_default_str();
   serve->add_option("--max-budget-ms", opts.max_budget_ms, "The most budget any request is granted")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
   serve->add_option("--route-budget-ms", opts.route_budget_ms, "The /graphql route's declared budget (0: none)")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
+      ->check(Number(std::int64_t{0}, std::int64_t{86'400'000}))
+      ->capture_default_str();
   serve->add_option("--event-budget-ms", opts.event_budget_ms,
                     "Each subscription event's budget (WebSocket, graphql-transport-ws)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
   serve->add_option("--grace-ms", opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}))
+      ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();
-  serve->add_option("--threads", opts.threads, "I/O threads")->check(CLI::Range(1, 256))->capture_default_str();
+  serve->add_option("--threads", opts.threads, "I/O threads")->check(Number(1, 256))->capture_default_str();
   serve->add_option("--max-depth", opts.max_depth, "Deepest field nesting an operation may have, fragments expanded (0: no limit)")
+      ->check(Number(std::size_t{0}, std::size_t{1'000'000}))
       ->capture_default_str();
   serve->add_option("--max-cost", opts.max_cost, "Highest estimated cost an operation may have (@cost, @listSize; 0: no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(Number(0.0, 1e300))
       ->capture_default_str();
   serve->add_option("--max-response-bytes", opts.max_response_bytes, "Largest response data; past it the operation stops (0: no limit)")
+      ->check(Number(std::size_t{0}, std::size_t{1} << 40))
       ->capture_default_str();
   serve->add_flag("--whole-response", opts.whole_response, "Fail the whole response on a stop (default: partial)");
   serve->add_flag("--quiet", opts.quiet, "No request log on stderr");

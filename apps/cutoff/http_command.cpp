@@ -18,6 +18,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "conventions.hpp"
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/http/client.hpp"
@@ -102,14 +103,10 @@ int RunRelay(const RelayOptions& opts) {
       },
       {.name = "work"});
 
-  std::uint16_t port = 0;
-  try {
-    port = server.listen(opts.address, static_cast<std::uint16_t>(opts.port));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cutoff http relay: cannot listen on %s:%d: %s\n", opts.address.c_str(), opts.port,
-                 e.what());
-    return 2;
-  }
+  int exit_code = 0;
+  const std::optional<std::uint16_t> bound = Listen(server, "http relay", opts.address, opts.port, &exit_code);
+  if (!bound) return exit_code;
+  const std::uint16_t port = *bound;
   server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
   std::printf("listening on http://%s:%u (GET /work, /metrics)\n", opts.address.c_str(), port);
   std::fflush(stdout);
@@ -129,18 +126,22 @@ void AddHttpCommand(CLI::App& app) {
   static RelayOptions opts;
   relay->add_option("--name", opts.name, "Service name, in responses and log lines")->capture_default_str();
   relay->add_option("--address", opts.address, "Address to bind")->capture_default_str();
-  relay->add_option("--port", opts.port, "Port to bind (0: any free port)")->check(CLI::Range(0, 65535));
+  relay->add_option("--port", opts.port, "Port to bind (0: any free port)")
+      ->check(Number(0, 65535))
+      ->capture_default_str();
   relay->add_option("--work-ms", opts.work_ms, "Work per request before calling --next")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
-  relay->add_option("--next", opts.next, "URL of the next hop (none: this is the last)");
+      ->check(Number(std::int64_t{0}, std::int64_t{86'400'000}))
+      ->capture_default_str();
+  relay->add_option("--next", opts.next, "URL of the next hop (default: none, this is the last)");
   relay->add_option("--max-budget-ms", opts.max_budget_ms, "The most budget any request is granted")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
   relay->add_option("--attempt-timeout-ms", opts.attempt_timeout_ms, "Per-attempt timeout for the call to --next")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
   relay->add_option("--grace-ms", opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}));
+      ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
+      ->capture_default_str();
   relay->add_flag("--quiet", opts.quiet, "No request log on stderr");
   relay->callback([] {
     const int code = RunRelay(opts);

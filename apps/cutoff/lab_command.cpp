@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "commands.hpp"
+#include "conventions.hpp"
 #include "lab/lab_runner.hpp"
 #include "lab/report_html.hpp"
 
@@ -220,16 +221,17 @@ void AddLabCommand(CLI::App& app) {
   lab->add_option("--scenarios", scenarios, "Comma-separated: chain,amplification,graphql (default: all)");
   lab->add_option("--modes", modes, "Comma-separated: none,timeouts,cutoff (default: all)");
   lab->add_option("--scale", run.lab.scale, "The timeout table (5 s / 2 s / 10 s / 8 s) times this")
-      ->check(CLI::Range(0.005, 2.0))
+      ->check(Number(0.005, 2.0))
       ->capture_default_str();
   lab->add_option("--duration-s", run.lab.duration_s, "Load per scenario and mode, in seconds")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(Number(1.0, 3600.0))
       ->capture_default_str();
   lab->add_option("--pool-size", run.lab.pool_size, "The inventory service's database connections")
-      ->check(CLI::Range(1, 256))
+      ->check(Number(1, 256))
       ->capture_default_str();
   lab->add_option("--rate", run.lab.rate, "Requests per second (0: from the pool size and the scale)")
-      ->check(CLI::Range(0.0, 100000.0));
+      ->check(Number(0.0, 100000.0))
+      ->capture_default_str();
   lab->add_option("--results", run.results_path, "Where to write the results")->capture_default_str();
   lab->add_option("--report", run.report_path, "Where to write the report page")->capture_default_str();
   lab->add_flag("--quiet", run.quiet, "No progress line");

@@ -1,14 +1,22 @@
 // The `cutoff` command line.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "commands.hpp"
+#include "conventions.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"cutoff: request deadlines that stop the work at every layer.\n"};
+  // Named, so usage lines say `cutoff ...` rather than the path the binary was started by.
+  CLI::App app{"cutoff: request deadlines that stop the work at every layer.\n", "cutoff"};
+  app.formatter(std::make_shared<cutoff::cli::HelpFormatter>());  // before the commands: they inherit it
   app.set_version_flag("--version", std::string("cutoff ") + CUTOFF_VERSION);
   app.require_subcommand(1);
-  app.footer("Run 'cutoff COMMAND --help' for a command's options.");
+  app.footer(
+      "Run 'cutoff COMMAND --help' for a command's options.\n"
+      "Documents and JSON are given inline, as @FILE, or as - for standard input; --budget-ms is the\n"
+      "caller's time budget. Exit codes: 0 ok, 2 invalid input or usage, 6 deadline_exceeded,\n"
+      "130/143 stopped by SIGINT/SIGTERM, 1 any other failure, a port in use too (docs/cli.md).\n");
   cutoff::cli::AddDemoCommand(app);
   cutoff::cli::AddSqlCommand(app);
   cutoff::cli::AddGraphqlCommand(app);

@@ -2,7 +2,8 @@
 //
 //   cutoff ops list                                   # name, deadline, where the deadline came from
 //   cutoff catalog --format openapi                   # the OpenAPI 3.1 document (or --format json)
-//   cutoff ops call example.sleep --args '{"ms":5000}' --timeout-ms 200      # exit 6
+//   cutoff ops call example.sleep --args '{"ms":5000}' --budget-ms 200       # exit 6
+//   cutoff ops call example.echo --args @args.json     # or --args - to read standard input
 //   cutoff ops serve --port 8080                      # POST /ops/{name}, /catalog.json, /openapi.json
 //   cutoff ops call example.echo --args '{"a":1}' --url http://127.0.0.1:8080
 //   cutoff ops call example.orders.create --args '{"sku":"A-1"}' --idempotency-key order-17 --url URL
@@ -17,9 +18,10 @@
 // document {"error":{"code","message","request_id"}} on stderr and exits with the taxonomy's
 // code: 6 deadline_exceeded, 1 commit_ambiguous (and other errors), 130/143 when SIGINT or
 // SIGTERM stopped it before a commit point (with --url: before the request left; after that
-// the service may have acted on it, so it is commit_ambiguous), 2 for usage errors. Without --url it runs the
+// the service may have acted on it, so it is commit_ambiguous), 2 for usage errors. `ops serve`
+// exits 1 when its address cannot be bound (unavailable), 2 for an --address that is not one. Without --url it runs the
 // example registry in this process; with --url it POSTs to a running service, sending
-// --timeout-ms as Deadline-Budget-Ms and waiting up to a second longer for the service's own
+// --budget-ms as Deadline-Budget-Ms and waiting up to a second longer for the service's own
 // answer (which says whether the stop came before or after the commit point).
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -33,6 +35,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "conventions.hpp"
 #include "stderr_log.hpp"
 #include "example_operations.hpp"
 #include "signal_stop.hpp"
@@ -55,13 +58,13 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
-// How much longer than --timeout-ms `ops call --url` waits for the service to answer.
+// How much longer than --budget-ms `ops call --url` waits for the service to answer.
 constexpr auto kAnswerGrace = std::chrono::milliseconds(1000);
 
 struct CallOptions {
   std::string name;
-  std::string args = "{}";
-  std::int64_t timeout_ms = -1;  // -1: none
+  std::string args = "{}";       // inline, @FILE or -
+  std::int64_t budget_ms = -1;  // -1: none
   std::string url;
   std::string idempotency_key;  // empty: none
 };
@@ -130,7 +133,7 @@ int RunCallInProcess(const CallOptions& opts, json::value args) {
   auto [ctx, stop] = Context().with_cancel();
   SignalStop signals(io, stop);
   ops::InvokeOptions options;
-  if (opts.timeout_ms >= 0) options.budget = std::chrono::milliseconds(opts.timeout_ms);
+  if (opts.budget_ms >= 0) options.budget = std::chrono::milliseconds(opts.budget_ms);
   if (!opts.idempotency_key.empty()) options.idempotency_key = opts.idempotency_key;
   int exit_code = 0;
   auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
@@ -155,7 +158,7 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
   if (!http::parse_url(url)) return Usage("ops call", "--url must be an http:// URL");
   asio::io_context io(1);
   Context base_ctx;
-  if (opts.timeout_ms >= 0) base_ctx = base_ctx.with_timeout(std::chrono::milliseconds(opts.timeout_ms) + kAnswerGrace);
+  if (opts.budget_ms >= 0) base_ctx = base_ctx.with_timeout(std::chrono::milliseconds(opts.budget_ms) + kAnswerGrace);
   auto [ctx, stop] = base_ctx.with_cancel();
   SignalStop signals(io, stop);
   // A keyed call may be repeated safely: connection failures and 502/503/504 answers are
@@ -169,7 +172,7 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
     try {
       http::ClientRequest req{.method = "POST", .url = url, .body = body};
       req.headers.set("Content-Type", "application/json");
-      if (opts.timeout_ms >= 0) req.headers.set(http::kBudgetHeader, std::to_string(opts.timeout_ms));
+      if (opts.budget_ms >= 0) req.headers.set(http::kBudgetHeader, std::to_string(opts.budget_ms));
       if (!opts.idempotency_key.empty()) {
         req.headers.set("Idempotency-Key", opts.idempotency_key);
         req.idempotent = true;
@@ -194,11 +197,16 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
 }
 
 int RunCall(const CallOptions& opts) {
-  boost::system::error_code ec;
-  json::value args = json::parse(opts.args, ec);
-  if (ec) return Usage("ops call", "--args is not valid JSON: " + ec.message());
-  if (!opts.url.empty()) return RunCallRemote(opts, json::serialize(args));
-  return RunCallInProcess(opts, std::move(args));
+  std::string error;
+  std::optional<Input> text = ReadInput("--args", opts.args, &error);
+  if (!text) return Usage("ops call", error);
+  std::optional<json::value> args = ParseJson(*text, &error);
+  if (!args) {
+    if (std::string hint = FileHint("--args", opts.args); !hint.empty()) error += "\n  " + hint;
+    return Usage("ops call", error);
+  }
+  if (!opts.url.empty()) return RunCallRemote(opts, json::serialize(*args));
+  return RunCallInProcess(opts, std::move(*args));
 }
 
 int RunServe(const ServeOptions& opts) {
@@ -206,6 +214,11 @@ int RunServe(const ServeOptions& opts) {
   // Orders and their idempotency keys live in the database, recorded in one transaction.
   std::string db = opts.db;
   if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-ops-serve.db").string();
+  try {
+    (void)sql::parse_database_url(db);
+  } catch (const Error& e) {
+    return Usage("ops serve", std::string("--db: ") + e.what());
+  }
   sql::DatabaseOptions db_options;
   db_options.url = db;
   sql::Pool pool(sql::connection_factory(db_options), {.max_size = 4});
@@ -216,8 +229,13 @@ int RunServe(const ServeOptions& opts) {
     io.run();
     io.restart();
     installed.get();
+  } catch (const Error& e) {
+    // A malformed --db is the command line's fault (2); a database that cannot be reached is not (1).
+    Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
+    return cli_exit_code(e.code());
   } catch (const std::exception& e) {
-    return Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
+    Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
+    return cli_exit_code(ErrorCode::internal);
   }
   const ops::Registry registry = MakeExampleRegistry(&effects);
   observe::Registry metrics;
@@ -228,12 +246,10 @@ int RunServe(const ServeOptions& opts) {
   if (!opts.quiet) server_options.log = StderrLines();
   http::Server server(io.get_executor(), server_options);
   ops::mount_operations(server, registry, {.title = "cutoff example operations"});
-  std::uint16_t port = 0;
-  try {
-    port = server.listen(opts.address, static_cast<std::uint16_t>(opts.port));
-  } catch (const std::exception& e) {
-    return Usage("ops serve", "cannot listen on " + opts.address + ":" + std::to_string(opts.port) + ": " + e.what());
-  }
+  int exit_code = 0;
+  const std::optional<std::uint16_t> bound = Listen(server, "ops serve", opts.address, opts.port, &exit_code);
+  if (!bound) return exit_code;
+  const std::uint16_t port = *bound;
   server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
   std::printf("listening on http://%s:%u (POST /ops/{name}, /catalog.json, /openapi.json, /metrics); orders in %s\n",
               opts.address.c_str(), port, db.c_str());
@@ -262,14 +278,16 @@ void AddOpsCommand(CLI::App& app) {
       "(before a commit point; after one it is commit_ambiguous), 2 usage.");
   static CallOptions call_opts;
   call->add_option("name", call_opts.name, "Operation name, e.g. example.sleep")->required();
-  call->add_option("--args", call_opts.args, "Arguments as JSON")->capture_default_str();
-  call->add_option("--timeout-ms", call_opts.timeout_ms, "The caller's budget; it can only shorten the operation's (0: spent)")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{86'400'000}));
+  call->add_option("--args", call_opts.args, std::string("Arguments, JSON: ") + kInputHelp)->capture_default_str();
+  AddBudgetOption(call, call_opts.budget_ms,
+                  "The caller's time budget; it can only shorten the operation's (0: already spent; default: "
+                  "none, the operation's own)",
+                  {"--timeout-ms"});
   call->add_option("--url", call_opts.url,
-                   "Call a running service (cutoff ops serve) at this base URL instead of running in-process");
+                   "Call a running service (cutoff ops serve) at this base URL (default: run in-process)");
   call->add_option("--idempotency-key", call_opts.idempotency_key,
                    "Send this Idempotency-Key: repeating the call with the same key returns the first outcome "
-                   "(operations that take keys only)");
+                   "(operations that take keys only; default: none)");
   call->callback([] { Check(RunCall(call_opts)); });
 
   CLI::App* serve = ops_app->add_subcommand(
@@ -277,13 +295,13 @@ void AddOpsCommand(CLI::App& app) {
   static ServeOptions serve_opts;
   serve->add_option("--address", serve_opts.address, "Address to bind")->capture_default_str();
   serve->add_option("--port", serve_opts.port, "Port to bind (0: any free port)")
-      ->check(CLI::Range(0, 65535))
+      ->check(Number(0, 65535))
       ->capture_default_str();
   serve->add_option("--max-budget-ms", serve_opts.max_budget_ms, "The most budget any request is granted")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86'400'000}))
+      ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
   serve->add_option("--grace-ms", serve_opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{3'600'000}))
+      ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();
   serve->add_flag("--quiet", serve_opts.quiet, "No request log on stderr");
   serve->add_option("--db", serve_opts.db,

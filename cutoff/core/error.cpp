@@ -57,6 +57,13 @@ std::optional<ErrorCode> parse_error_code(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+std::optional<ErrorCode> parse_graphql_error_code(std::string_view graphql_code) noexcept {
+  for (const auto& row : kTable) {
+    if (row.graphql_code == graphql_code) return row.code;
+  }
+  return std::nullopt;
+}
+
 ErrorCode error_code_for(StopReason reason) noexcept {
   switch (reason) {
     case StopReason::deadline_exceeded: return ErrorCode::deadline_exceeded;

@@ -60,6 +60,10 @@ struct ErrorCodeInfo {
 const ErrorCodeInfo& info(ErrorCode code) noexcept;
 std::span<const ErrorCodeInfo> all_error_codes() noexcept;
 std::optional<ErrorCode> parse_error_code(std::string_view name) noexcept;
+// The code whose GraphQL `extensions.code` is `graphql_code` ("DEADLINE_EXCEEDED" ->
+// deadline_exceeded); nullopt for codes outside the table (GRAPHQL_PARSE_FAILED, an
+// application's own codes, "").
+std::optional<ErrorCode> parse_graphql_error_code(std::string_view graphql_code) noexcept;
 inline std::string_view to_string(ErrorCode code) noexcept { return info(code).name; }
 
 // The error code a stop turns into.

@@ -48,11 +48,17 @@ TEST(ErrorTaxonomy, NamesAreUniqueAndParseBack) {
     EXPECT_TRUE(names.insert(row.name).second) << row.name;
     EXPECT_TRUE(gql.insert(row.graphql_code).second) << row.graphql_code;
     EXPECT_EQ(parse_error_code(row.name), row.code);
+    EXPECT_EQ(parse_graphql_error_code(row.graphql_code), row.code);
     EXPECT_EQ(to_string(row.code), row.name);
     EXPECT_FALSE(row.summary.empty());
   }
   EXPECT_FALSE(parse_error_code("DEADLINE_EXCEEDED").has_value());
   EXPECT_FALSE(parse_error_code("").has_value());
+  EXPECT_EQ(parse_graphql_error_code("DEADLINE_EXCEEDED"), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(parse_graphql_error_code("BAD_USER_INPUT"), ErrorCode::invalid_argument);
+  EXPECT_FALSE(parse_graphql_error_code("deadline_exceeded").has_value());
+  EXPECT_FALSE(parse_graphql_error_code("GRAPHQL_PARSE_FAILED").has_value());
+  EXPECT_FALSE(parse_graphql_error_code("").has_value());
 }
 
 TEST(ErrorTaxonomy, CliExitCodeForSignals) {

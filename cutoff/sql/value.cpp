@@ -33,6 +33,113 @@ void AppendBase64(std::string& out, std::string_view bytes) {
   }
 }
 
+bool IsJsonNumber(std::string_view s) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
+}
+
+// One scalar in text form (a numeric, an array element), written in `form`.
+void AppendTextAs(std::string& out, std::string_view text, JsonForm form) {
+  switch (form) {
+    case JsonForm::boolean:
+      if (text == "t" || text == "true") return void(out += "true");
+      if (text == "f" || text == "false") return void(out += "false");
+      break;
+    case JsonForm::number:
+      // PostgreSQL prints numbers as JSON does, save NaN and the infinities.
+      if (IsJsonNumber(text)) return void(out += text);
+      break;
+    case JsonForm::json:
+      return void(out += text);  // the database checked it is JSON
+    default: break;
+  }
+  append_json_string(out, text);
+}
+
+// PostgreSQL's array text form as a JSON array. False (and `out` as it was) when `text` is not
+// in that form.
+bool AppendPgArray(std::string& out, std::string_view text, JsonForm element) {
+  const std::size_t mark = out.size();
+  std::size_t i = 0;
+  if (!text.empty() && text[0] == '[') {  // dimension decoration: [1:2]={...}
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos) return false;
+    i = eq + 1;
+  }
+  int depth = 0;
+  bool expect_element = true;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '{') {
+      if (!expect_element) break;
+      out.push_back('[');
+      ++depth;
+      ++i;
+      continue;
+    }
+    if (c == '}') {
+      if (depth == 0) break;
+      out.push_back(']');
+      --depth;
+      ++i;
+      expect_element = false;
+      if (depth == 0) return i == text.size() || (out.resize(mark), false);
+      continue;
+    }
+    if (c == ',') {
+      if (expect_element || depth == 0) break;
+      out.push_back(',');
+      expect_element = true;
+      ++i;
+      continue;
+    }
+    if (!expect_element || depth == 0) break;
+    if (c == '"') {
+      std::string value;
+      ++i;
+      while (i < text.size() && text[i] != '"') {
+        if (text[i] == '\\' && i + 1 < text.size()) ++i;
+        value.push_back(text[i++]);
+      }
+      if (i == text.size()) break;
+      ++i;  // the closing quote
+      AppendTextAs(out, value, element);
+    } else {
+      const std::size_t from = i;
+      while (i < text.size() && text[i] != ',' && text[i] != '}') ++i;
+      const std::string_view value = text.substr(from, i - from);
+      if (value.size() == 4 && (value == "NULL" || value == "null")) {
+        out += "null";
+      } else {
+        AppendTextAs(out, value, element);
+      }
+    }
+    expect_element = false;
+  }
+  out.resize(mark);
+  return false;
+}
+
 }  // namespace
 
 std::string_view Value::type_name() const noexcept {
@@ -118,7 +225,18 @@ std::string Row::to_json() const {
     if (i) out.push_back(',');
     append_json_string(out, name_of(i));
     out.push_back(':');
-    values_[i].append_json(out);
+    const Value& v = values_[i];
+    const ColumnForm form = forms_ && i < forms_->size() ? (*forms_)[i] : ColumnForm{};
+    const std::string* text = v.if_text();
+    if (form.form == JsonForm::boolean && v.if_int()) {
+      out += *v.if_int() ? "true" : "false";
+    } else if (text && (form.form == JsonForm::json || form.form == JsonForm::number || form.form == JsonForm::boolean)) {
+      AppendTextAs(out, *text, form.form);
+    } else if (text && form.form == JsonForm::array) {
+      if (!AppendPgArray(out, *text, form.element)) append_json_string(out, *text);
+    } else {
+      v.append_json(out);
+    }
   }
   out.push_back('}');
   return out;

@@ -33,7 +33,8 @@ struct Blob {
   friend bool operator==(const Blob&, const Blob&) = default;
 };
 
-// One SQL value. Booleans are integers 0/1 (SQLite has no boolean; PostgreSQL `bool` reads as 0/1).
+// One SQL value. Booleans are integers 0/1 (SQLite has no boolean; PostgreSQL `bool` reads as 0/1,
+// and its column's JsonForm writes it as true/false).
 class Value {
  public:
   using Storage = std::variant<std::monostate, std::int64_t, double, std::string, Blob>;
@@ -77,10 +78,28 @@ std::optional<double> ToDouble(const Value& v) noexcept;
 // Column names shared by every row of one result.
 using Columns = std::shared_ptr<const std::vector<std::string>>;
 
+// How Row::to_json writes a column whose database type says more than its Value holds (set by
+// the PostgreSQL driver from the column's type; SQLite has none of these types).
+enum class JsonForm : std::uint8_t {
+  value,    // the Value as it is: integer, real, string, blob as base64, null
+  boolean,  // bool, read as 0/1: false/true
+  json,     // json/jsonb, read as text: the JSON itself, not a string holding it
+  number,   // numeric, read as text: a JSON number with every digit kept (NaN, Infinity: strings)
+  array,    // an array, read as PostgreSQL's text form ({1,2}, {"a b",NULL}, {{1},{2}}): a JSON
+            // array, nested the same way, each element in `element`'s form (value: a string)
+};
+struct ColumnForm {
+  JsonForm form = JsonForm::value;
+  JsonForm element = JsonForm::value;  // for arrays
+  friend bool operator==(const ColumnForm&, const ColumnForm&) = default;
+};
+// One per column, shared by every row of one result; null: every column is JsonForm::value.
+using ColumnForms = std::shared_ptr<const std::vector<ColumnForm>>;
+
 class Row {
  public:
-  Row(Columns columns, std::vector<Value> values) noexcept
-      : columns_(std::move(columns)), values_(std::move(values)) {}
+  Row(Columns columns, std::vector<Value> values, ColumnForms forms = nullptr) noexcept
+      : columns_(std::move(columns)), values_(std::move(values)), forms_(std::move(forms)) {}
 
   std::size_t size() const noexcept { return values_.size(); }
   const Value& operator[](std::size_t i) const { return values_.at(i); }
@@ -103,7 +122,7 @@ class Row {
   }
   bool is_null(std::size_t i) const { return (*this)[i].is_null(); }
 
-  // {"col":value,...}
+  // {"col":value,...}, each value in its column's JsonForm.
   std::string to_json() const;
 
  private:
@@ -146,6 +165,7 @@ class Row {
 
   Columns columns_;
   std::vector<Value> values_;
+  ColumnForms forms_;
 };
 
 // The outcome of one statement: its rows (if any) and how many rows it changed.

@@ -51,5 +51,28 @@ TEST(Value, RowToJson) {
   EXPECT_EQ(row.to_json(), R"({"id":1,"name":"a\"b\n","x":null,"b":"YWJjZA==","q":0.5})");
 }
 
+// Column forms (set by the PostgreSQL driver): values come out as the JSON types they are.
+TEST(Value, RowToJsonInColumnForms) {
+  auto names = std::make_shared<std::vector<std::string>>(
+      std::vector<std::string>{"b", "j", "n", "ints", "texts", "flags", "grid", "nan", "docs", "empty", "none"});
+  auto forms = std::make_shared<std::vector<ColumnForm>>(std::vector<ColumnForm>{
+      {JsonForm::boolean}, {JsonForm::json}, {JsonForm::number}, {JsonForm::array, JsonForm::number},
+      {JsonForm::array, JsonForm::value}, {JsonForm::array, JsonForm::boolean}, {JsonForm::array, JsonForm::number},
+      {JsonForm::number}, {JsonForm::array, JsonForm::json}, {JsonForm::array, JsonForm::number},
+      {JsonForm::json}});
+  Row row(names,
+          {std::int64_t{1}, R"({"a": [1, 2]})", "12345678901234567890.000000000001", "{1,-2,NULL}",
+           R"({"a b",c,"q\"x","NULL",NULL})", "{t,f}", "{{1,2},{3,4}}", "NaN", R"({"{\"k\": 1}"})", "{}", nullptr},
+          forms);
+  EXPECT_EQ(row.to_json(),
+            R"({"b":true,"j":{"a": [1, 2]},"n":12345678901234567890.000000000001,"ints":[1,-2,null],)"
+            R"("texts":["a b","c","q\"x","NULL",null],"flags":[true,false],"grid":[[1,2],[3,4]],"nan":"NaN",)"
+            R"("docs":[{"k": 1}],"empty":[],"none":null})");
+  // Text that is not in the array form stays a string.
+  Row odd(std::make_shared<std::vector<std::string>>(std::vector<std::string>{"a"}), {"{1,2"},
+          std::make_shared<std::vector<ColumnForm>>(std::vector<ColumnForm>{{JsonForm::array, JsonForm::number}}));
+  EXPECT_EQ(odd.to_json(), R"({"a":"{1,2"})");
+}
+
 }  // namespace
 }  // namespace cutoff::sql

@@ -49,7 +49,7 @@ try {
                 getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true,
                                         schemaDescription: true, inputValueDeprecation: true }));
   const out = execFileSync(cutoff, ['graphql', 'exec', '--schema', join(dir, 'schema.graphql'), '--fixture',
-                                    join(dir, 'fixture.json'), '--query', join(dir, 'query.graphql')]);
+                                    join(dir, 'fixture.json'), '--query', '@' + join(dir, 'query.graphql')]);
   const result = JSON.parse(out.toString());
   if (result.errors) throw new Error('introspection failed: ' + JSON.stringify(result.errors));
   const fromCutoff = printSchema(buildClientSchema(result.data));

@@ -87,21 +87,21 @@ run_calls() {
   local where=$1; shift
   call "$where echo" 0 "" example.echo --args '{"a":[1,"x"]}' "$@"
   if [[ $(cat "$tmp/out") == '{"a":[1,"x"]}' ]]; then pass "$where echo: result on stdout"; else fail "$where echo output: $(cat "$tmp/out")"; fi
-  call "$where sleep past --timeout-ms" 6 '"code":"deadline_exceeded"' example.sleep --args '{"ms":20000}' --timeout-ms "$budget" "$@"
+  call "$where sleep past --budget-ms" 6 '"code":"deadline_exceeded"' example.sleep --args '{"ms":20000}' --budget-ms "$budget" "$@"
   call "$where order stopped after its commit" 1 '"code":"commit_ambiguous"' example.orders.create \
-    --args "{\"sku\":\"A-1\",\"work_ms\":$work,\"after_commit_ms\":20000}" --timeout-ms "$budget" "$@"
+    --args "{\"sku\":\"A-1\",\"work_ms\":$work,\"after_commit_ms\":20000}" --budget-ms "$budget" "$@"
   call "$where order stopped before its commit" 6 '"code":"deadline_exceeded"' example.orders.create \
-    --args '{"sku":"A-1","work_ms":20000}' --timeout-ms "$budget" "$@"
+    --args '{"sku":"A-1","work_ms":20000}' --budget-ms "$budget" "$@"
   call "$where order within its budget" 0 "" example.orders.create --args '{"sku":"A-1","work_ms":1,"after_commit_ms":1}' "$@"
-  call "$where spent budget" 6 '"code":"deadline_exceeded"' example.budget --timeout-ms 0 "$@"
+  call "$where spent budget" 6 '"code":"deadline_exceeded"' example.budget --budget-ms 0 "$@"
   call "$where unknown operation" 1 '"code":"not_found"' example.nope "$@"
   call "$where bad --args" 2 "" example.echo --args '{nope' "$@"
   call "$where invalid arguments" 2 '"code":"invalid_argument"' example.sleep --args '{"ms":-1}' "$@"
 
-  # --timeout-ms tightens the declared 10 s; it never extends it.
-  "$cutoff" ops call example.budget --timeout-ms 60000 "$@" >"$tmp/out"
+  # --budget-ms tightens the declared 10 s; it never extends it.
+  "$cutoff" ops call example.budget --budget-ms 60000 "$@" >"$tmp/out"
   if node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.remaining_ms > 0 && r.remaining_ms <= 10000 ? 0 : 1)' "$(cat "$tmp/out")"; then
-    pass "$where --timeout-ms 60000 does not extend the 10 s budget: $(cat "$tmp/out")"
+    pass "$where --budget-ms 60000 does not extend the 10 s budget: $(cat "$tmp/out")"
   else
     fail "$where budget: $(cat "$tmp/out")"
   fi
@@ -157,9 +157,9 @@ else
     --args '{"sku":"K-2","work_ms":1,"after_commit_ms":1}' --idempotency-key "cli-key-$$" --url "$url"
   call "--url key for an operation without keys" 2 '"code":"invalid_argument"' example.echo \
     --idempotency-key "cli-key-$$" --url "$url"
-  "$cutoff" ops call example.budget --timeout-ms 250 --url "$url" >"$tmp/out"
+  "$cutoff" ops call example.budget --budget-ms 250 --url "$url" >"$tmp/out"
   if node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.remaining_ms > 0 && r.remaining_ms <= 250 ? 0 : 1)' "$(cat "$tmp/out")"; then
-    pass "--url: Deadline-Budget-Ms from --timeout-ms tightens the service's budget: $(cat "$tmp/out")"
+    pass "--url: Deadline-Budget-Ms from --budget-ms tightens the service's budget: $(cat "$tmp/out")"
   else
     fail "--url budget: $(cat "$tmp/out")"
   fi

@@ -5,7 +5,10 @@
 #   pg_stat_activity shows nothing running for its request id;
 # - the same with --propagation off also exits 6 on time, but the statement is still running;
 # - SQLite: an endless recursive query stops at the deadline;
-# - SIGINT exits 130; a bad URL or invalid SQL exits 2; other database errors exit 1.
+# - SIGINT exits 130; a bad URL or invalid SQL exits 2; other database errors exit 1;
+# - statements from arguments, @FILE, - and standard input; several in one text run one by
+#   one; column names carry no statement comment; PostgreSQL rows in their JSON types;
+# - --budget-ms is the budget (--budget-ms still works, deprecated).
 #
 #   tests/sql/cli_sql_test.sh path/to/cutoff path/to/postgres-url-file
 set -euo pipefail
@@ -40,7 +43,7 @@ active_for() {
 }
 
 id="cli-deadline-$$-$RANDOM"
-run_timed rc ms sql exec --db "$url" --deadline-ms 100 --request-id "$id" "select pg_sleep(5)"
+run_timed rc ms sql exec --db "$url" --budget-ms 100 --request-id "$id" "select pg_sleep(5)"
 sleep 0.05
 active=$(active_for "$id")
 if [[ $rc -eq 6 && $ms -lt $limit && $active -eq 0 ]]; then
@@ -50,7 +53,7 @@ else
 fi
 
 id="cli-zombie-$$-$RANDOM"
-run_timed rc ms sql exec --db "$url" --deadline-ms 100 --propagation off --request-id "$id" "select pg_sleep(3)"
+run_timed rc ms sql exec --db "$url" --budget-ms 100 --propagation off --request-id "$id" "select pg_sleep(3)"
 sleep 0.05
 active=$(active_for "$id")
 if [[ $rc -eq 6 && $ms -lt $limit && $active -eq 1 ]]; then
@@ -65,7 +68,7 @@ fi
 # statement at the deadline (plus a few ms of slack).
 id="cli-killed-$$-$RANDOM"
 budget=$(( 1000 * ${CUTOFF_TEST_TIME_SCALE:-1} ))
-"$cutoff" sql exec --db "$url" --deadline-ms "$budget" --request-id "$id" "select pg_sleep(30)" >/dev/null 2>&1 &
+"$cutoff" sql exec --db "$url" --budget-ms "$budget" --request-id "$id" "select pg_sleep(30)" >/dev/null 2>&1 &
 pid=$!
 start=$(now_ms)
 before=0
@@ -83,7 +86,7 @@ else
   fail "postgres, client killed: active before deadline $before (want 1), after $after (want 0)"
 fi
 
-run_timed rc ms sql exec --db "sqlite:$tmp/app.db" --deadline-ms 100 \
+run_timed rc ms sql exec --db "sqlite:$tmp/app.db" --budget-ms 100 \
   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 if [[ $rc -eq 6 && $ms -lt $limit ]]; then
   pass "sqlite: endless query exit $rc after ${ms} ms"
@@ -118,6 +121,47 @@ if [[ $rc -eq 2 ]] && grep -q "SQLSTATE 42000" "$tmp/err"; then
   pass "invalid SQL exits 2 (invalid_argument) with its SQLSTATE"
 else
   fail "database error: exit $rc: $(cat "$tmp/err")"
+fi
+
+# --- where statements come from, and what comes out ----------------------------------------------
+rc=0; out=$("$cutoff" sql exec --db sqlite::memory: "select 1; select 2 as two" "select 'x'" 2>"$tmp/err") || rc=$?
+if [[ $rc -eq 0 && "$out" == $'{"1":1}\n{"two":2}\n{"\'x\'":"x"}' ]]; then
+  pass "sqlite: several statements in one argument each run, column names without the comment"
+else
+  fail "sqlite: several statements: rc $rc, output: $out"; cat "$tmp/err"
+fi
+printf 'create table t(x);\ninsert into t values (1), (2); -- two rows\n' >"$tmp/schema.sql"
+rc=0; out=$(echo "select count(*) as n from t" | "$cutoff" sql exec --db "sqlite:$tmp/files.db" @"$tmp/schema.sql" - \
+              2>"$tmp/err") || rc=$?
+if [[ $rc -eq 0 && "$out" == '{"n":2}' ]]; then pass "sqlite: @FILE and - (standard input)"; else fail "@FILE and -: rc $rc: $out"; cat "$tmp/err"; fi
+rc=0; out=$(printf 'select 3 as three;\nselect 4 as four;\n' | "$cutoff" sql exec --db sqlite::memory: 2>"$tmp/err") || rc=$?
+if [[ $rc -eq 0 && "$out" == $'{"three":3}\n{"four":4}' ]]; then
+  pass "sqlite: no statement argument reads standard input"
+else
+  fail "stdin: rc $rc: $out"; cat "$tmp/err"
+fi
+rc=0; "$cutoff" sql exec --db sqlite::memory: @"$tmp/missing.sql" 2>"$tmp/err" || rc=$?
+if [[ $rc -eq 2 ]] && grep -q "cannot read SQL file $tmp/missing.sql: No such file or directory" "$tmp/err"; then
+  pass "a missing @FILE exits 2, naming it"
+else
+  fail "missing @FILE: exit $rc: $(cat "$tmp/err")"
+fi
+rc=0; "$cutoff" sql exec --db sqlite::memory: --deadline-ms 1000 "select 1" >/dev/null 2>"$tmp/err" || rc=$?
+if [[ $rc -eq 0 ]] && grep -q -- "--deadline-ms is deprecated; use --budget-ms" "$tmp/err"; then
+  pass "--deadline-ms still works, deprecated"
+else
+  fail "--deadline-ms: exit $rc: $(cat "$tmp/err")"
+fi
+rc=0; "$cutoff" sql exec --db sqlite::memory: --budget-ms 0 "select 1" >/dev/null 2>&1 || rc=$?
+if [[ $rc -eq 6 ]]; then pass "--budget-ms 0: already spent, exit 6"; else fail "--budget-ms 0: exit $rc (want 6)"; fi
+
+rc=0; out=$("$cutoff" sql exec --db "$url" \
+  "select true as t, false as f, '{\"a\": 1}'::jsonb as j, array[1, 2] as a, 1.50::numeric as n, array['a b', 'c'] as s; select 2" \
+  2>"$tmp/err") || rc=$?
+if [[ $rc -eq 0 && "$out" == $'{"t":true,"f":false,"j":{"a": 1},"a":[1,2],"n":1.50,"s":["a b","c"]}\n{"?column?":2}' ]]; then
+  pass "postgres: bool, jsonb, arrays and numeric in their JSON types; two statements in one argument"
+else
+  fail "postgres types: rc $rc: $out"; cat "$tmp/err"
 fi
 
 if [[ $failures -ne 0 ]]; then

@@ -108,7 +108,37 @@ std::string Trim(std::string s) {
 
 // Type OIDs from pg_type.h (stable across versions).
 constexpr Oid kBool = 16, kBytea = 17, kInt8 = 20, kInt2 = 21, kInt4 = 23, kOid = 26, kFloat4 = 700,
-              kFloat8 = 701;
+              kFloat8 = 701, kJson = 114, kJsonb = 3802, kNumeric = 1700;
+
+// How a column of `type` is written as JSON (Row::to_json): booleans as true/false, json and
+// jsonb embedded, numeric as exact numbers, arrays of the built-in types as JSON arrays.
+ColumnForm FormFor(Oid type) {
+  switch (type) {
+    case kBool: return {JsonForm::boolean};
+    case kJson:
+    case kJsonb: return {JsonForm::json};
+    case kNumeric: return {JsonForm::number};
+    case 1000: return {JsonForm::array, JsonForm::boolean};  // bool[]
+    case 1005:                                                // int2[]
+    case 1007:                                                // int4[]
+    case 1016:                                                // int8[]
+    case 1028:                                                // oid[]
+    case 1021:                                                // float4[]
+    case 1022:                                                // float8[]
+    case 1231: return {JsonForm::array, JsonForm::number};    // numeric[]
+    case 199:                                                 // json[]
+    case 3807: return {JsonForm::array, JsonForm::json};      // jsonb[]
+    case 1009:                                                // text[]
+    case 1015:                                                // varchar[]
+    case 1014:                                                // bpchar[]
+    case 1003:                                                // name[]
+    case 2951:                                                // uuid[]
+    case 1182:                                                // date[]
+    case 1115:                                                // timestamp[]
+    case 1185: return {JsonForm::array, JsonForm::value};     // timestamptz[]
+    default: return {};
+  }
+}
 
 Value ToValue(PGresult* r, int row, int col, Oid type) {
   if (PQgetisnull(r, row, col)) return Value();
@@ -152,18 +182,23 @@ Result ToResult(PGresult* r) {
   const int nt = PQntuples(r);
   auto names = std::make_shared<std::vector<std::string>>();
   std::vector<Oid> types;
+  auto forms = std::make_shared<std::vector<ColumnForm>>();
   names->reserve(static_cast<std::size_t>(nf));
+  bool any_form = false;
   for (int c = 0; c < nf; ++c) {
     names->emplace_back(PQfname(r, c));
     types.push_back(PQftype(r, c));
+    forms->push_back(FormFor(types.back()));
+    any_form = any_form || forms->back() != ColumnForm{};
   }
+  const ColumnForms shared_forms = any_form ? ColumnForms(std::move(forms)) : nullptr;
   std::vector<Row> rows;
   rows.reserve(static_cast<std::size_t>(nt));
   for (int i = 0; i < nt; ++i) {
     std::vector<Value> values;
     values.reserve(static_cast<std::size_t>(nf));
     for (int c = 0; c < nf; ++c) values.push_back(ToValue(r, i, c, types[static_cast<std::size_t>(c)]));
-    rows.emplace_back(names, std::move(values));
+    rows.emplace_back(names, std::move(values), shared_forms);
   }
   std::int64_t affected = 0;
   const char* tuples = PQcmdTuples(r);

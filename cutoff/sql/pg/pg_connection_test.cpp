@@ -79,6 +79,25 @@ TEST_F(Pg, StatementsParametersAndTypedRows) {
   });
 }
 
+// Rows as JSON come out in the types a reader expects, whatever the text form libpq hands over.
+TEST_F(Pg, RowsAsJsonKeepTheColumnTypes) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await open_postgresql(Context(), opts_);
+    Result r = co_await conn->execute(
+        Context(),
+        "select true as t, null::bool as nb, '{\"a\": [1, null]}'::jsonb as jb, '[1,2]'::json as j, "
+        "12345678901234567890.123456789::numeric as n, 'NaN'::numeric as nan, array[1, null, 3]::int8[] as i, "
+        "array['a b', 'q\"x', null] as s, array[[true], [false]] as b, array[1.5]::float8[] as f, "
+        "'{}'::int4[] as e, array['{\"k\":1}'::jsonb] as js, 2::int2 as small, 'x'::text as x",
+        {});
+    EXPECT_EQ(r[0].get<bool>("t"), true);  // typed access is unchanged
+    EXPECT_EQ(r[0].to_json(),
+              R"({"t":true,"nb":null,"jb":{"a": [1, null]},"j":[1,2],"n":12345678901234567890.123456789,)"
+              R"("nan":"NaN","i":[1,null,3],"s":["a b","q\"x",null],"b":[[true],[false]],"f":[1.5],"e":[],)"
+              R"("js":[{"k": 1}],"small":2,"x":"x"})");
+  });
+}
+
 TEST_F(Pg, HostNamesAreResolvedWithoutBlocking) {
   std::string url = opts_.url;
   url.replace(url.find("127.0.0.1"), 9, "localhost");

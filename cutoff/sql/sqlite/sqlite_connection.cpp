@@ -187,7 +187,22 @@ struct Job {
   Deadline deadline;
   const Clock* clock;
   std::string request_id;
+  std::string comment;  // the sqlcommenter comment appended to `sql` (empty: none)
 };
+
+// A column's name, without the statement comment: SQLite names an unaliased expression by
+// its text up to the next token, which for the last one is the comment with_comment()
+// appended ("1 /*request_id='r'*/" for `select 1`).
+std::string ColumnName(sqlite3_stmt* stmt, int i, std::string_view comment) {
+  const char* raw = sqlite3_column_name(stmt, i);
+  std::string_view name = raw ? raw : "";
+  if (!comment.empty() && name.ends_with(comment)) {
+    name.remove_suffix(comment.size());
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\n' || name.back() == '\t' || name.back() == '\r'))
+      name.remove_suffix(1);
+  }
+  return std::string(name);
+}
 
 Value ColumnValue(sqlite3_stmt* stmt, int i) {
   switch (sqlite3_column_type(stmt, i)) {
@@ -255,7 +270,7 @@ Result ExecuteOnWorker(Worker& w, const Job& job) {
     Bind(raw, job.params, job.request_id);
     const int ncol = sqlite3_column_count(raw);
     auto names = std::make_shared<std::vector<std::string>>();
-    for (int i = 0; i < ncol; ++i) names->emplace_back(sqlite3_column_name(raw, i));
+    for (int i = 0; i < ncol; ++i) names->push_back(ColumnName(raw, i, job.comment));
     std::vector<Row> rows;
     for (;;) {
       rc = sqlite3_step(raw);
@@ -292,7 +307,9 @@ class SqliteConnection final : public Connection {
   asio::awaitable<Result> execute(const Context& ctx, std::string_view sql, std::span<const Value> params) override {
     ctx.check();
     if (broken_) throw Error(ErrorCode::unavailable, "connection is broken", ctx.request_id());
-    co_return co_await Run(ctx, with_comment(sql, ctx.values()), {params.begin(), params.end()}, Mode::statement);
+    auto run = Run(ctx, with_comment(sql, ctx.values()), {params.begin(), params.end()}, Mode::statement,
+                   sql_comment(ctx.values()));
+    co_return co_await std::move(run);
   }
 
   asio::awaitable<void> begin(const Context& ctx, AccessMode mode) override {
@@ -375,7 +392,8 @@ class SqliteConnection final : public Connection {
     }
   }
 
-  asio::awaitable<Result> Run(const Context& ctx, std::string sql, std::vector<Value> params, Mode mode) {
+  asio::awaitable<Result> Run(const Context& ctx, std::string sql, std::vector<Value> params, Mode mode,
+                              std::string comment = {}) {
     const bool propagate = options_.driver.propagation == Propagation::on;
     const bool watched = mode == Mode::statement && propagate;
     const bool abandon_on_stop = mode == Mode::statement && !propagate && ctx.bound();
@@ -383,7 +401,7 @@ class SqliteConnection final : public Connection {
     auto call = std::make_shared<Call>();
     auto job = std::make_shared<Job>(Job{std::move(sql), std::move(params), watched ? ctx.token() : CancelToken(),
                                          watched ? ctx.deadline() : Deadline::never(), &ctx.clock(),
-                                         ctx.request_id()});
+                                         ctx.request_id(), std::move(comment)});
     // A copy: an abandoned statement may outlive this connection.
     auto observer = mode == Mode::statement ? options_.driver.statement_observer : nullptr;
     // The worker sees the statement's real end, even for one abandoned at a stop: it is the

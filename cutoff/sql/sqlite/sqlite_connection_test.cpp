@@ -105,6 +105,22 @@ TEST(Sqlite, StatementsParametersAndTypedRows) {
   });
 }
 
+// SQLite names an unaliased expression by its text, up to the comment the driver appends: the
+// name must not carry the comment (nor, with it, the request id).
+TEST(Sqlite, ColumnNamesLeaveOutTheStatementComment) {
+  RunSync([]() -> asio::awaitable<void> {
+    Context ctx = Context().with_request_id("req-7").with_operation("Names");
+    auto conn = co_await open_sqlite(ctx, kMemory);
+    Result r = co_await conn->execute(ctx, "select 1, 'x', 2 + 3 as five, 1 /* mine */ + 1", {});
+    EXPECT_EQ(r.columns(), (std::vector<std::string>{"1", "'x'", "five", "1 /* mine */ + 1"}));
+    Result semicolon = co_await conn->execute(ctx, "select 40 + 2;\n", {});
+    EXPECT_EQ(semicolon.columns(), (std::vector<std::string>{"40 + 2"}));
+    EXPECT_EQ(semicolon[0].to_json(), R"({"40 + 2":42})");
+    Result plain = co_await conn->execute(Context(), "select 1", {});  // no comment appended
+    EXPECT_EQ(plain.columns(), (std::vector<std::string>{"1"}));
+  });
+}
+
 TEST(Sqlite, DatabaseErrorsCarrySqlstate) {
   RunSync([]() -> asio::awaitable<void> {
     Context ctx;

@@ -107,8 +107,21 @@ function loadCases(only) {
       if (o.operation !== undefined) args.push('--operation', String(o.operation));
       if (o.deadline_ms !== undefined) args.push('--deadline-ms', String(o.deadline_ms));
     }
-    return { name, args };
+    return { name, args, cutoffArgs: cutoffArgs(args) };
   });
+}
+
+// The same case for `cutoff graphql exec`, whose --query is the document itself (@FILE reads a
+// file) and whose budget option is --budget-ms (docs/cli.md).
+function cutoffArgs(args) {
+  const out = [];
+  for (let i = 0; i < args.length; i += 2) {
+    const [name, value] = [args[i], args[i + 1]];
+    if (name === '--query') out.push(name, '@' + value);
+    else if (name === '--deadline-ms') out.push('--budget-ms', value);
+    else out.push(name, value);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -121,9 +134,29 @@ async function run(cmd, args) {
            timedOut: r.timedOut, ms: Date.now() - started };
 }
 
-// Returns { response } or { problem }.
-function interpretRun(r) {
+// Returns { response } or { problem }. The reference exits 0 whenever it printed a response;
+// cutoff exits 0 only for a response without errors, else non-zero (6 when the first error is
+// DEADLINE_EXCEEDED), still printing the response.
+function interpretRun(r, exitCodes = 'zero') {
   if (r.timedOut) return { problem: `timed out after ${TIMEOUT_MS} ms` };
+  if (exitCodes === 'cutoff' && (r.code === 1 || r.code === 2 || r.code === 6)) {
+    const result = interpretRun({ ...r, code: 0 });
+    if (result.problem) return result;
+    const errors = result.response.errors || [];
+    const first = errors.length > 0 && errors[0].extensions ? errors[0].extensions.code : undefined;
+    if (errors.length === 0) return { problem: `exit ${r.code} for a response without errors` };
+    if ((first === 'DEADLINE_EXCEEDED') !== (r.code === 6)) {
+      return { problem: `exit ${r.code} for a response whose first error is ${first ?? 'uncoded'}` };
+    }
+    return result;
+  }
+  if (exitCodes === 'cutoff' && r.code === 0) {
+    const result = interpretRun(r);
+    if (!result.problem && (result.response.errors || []).length > 0) {
+      return { problem: 'exit 0 for a response with errors' };
+    }
+    return result;
+  }
   if (r.code !== 0) {
     const tail = r.stderr.trim().split('\n').slice(-2).join(' | ');
     return { problem: `exit ${r.code ?? r.signal}${tail ? `: ${clip(tail, 200)}` : ''}` };
@@ -333,11 +366,11 @@ async function checkCase(c, opts, slot) {
   // Both sides run concurrently (they mostly wait on deadlines/timers).
   const [refRun, otherRun] = await Promise.all([
     opts.referenceOnly ? runReferenceProcess(c.args) : runRef(c.args),
-    opts.referenceOnly ? runRef(c.args) : run(opts.cutoff, ['graphql', 'exec', ...c.args]),
+    opts.referenceOnly ? runRef(c.args) : run(opts.cutoff, ['graphql', 'exec', ...c.cutoffArgs]),
   ]);
   const ref = interpretRun(refRun);
   if (ref.problem) return { ok: false, msg: `${la}: ${ref.problem}` };
-  const other = interpretRun(otherRun);
+  const other = interpretRun(otherRun, opts.referenceOnly ? 'zero' : 'cutoff');
   if (other.problem) return { ok: false, msg: `${lb}: ${other.problem}`, ref: ref.response, lb };
   const problems = compareResponses(ref.response, other.response, la, lb);
   if (problems) {
