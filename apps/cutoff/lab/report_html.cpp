@@ -910,22 +910,29 @@ class FiguresTable {
   bool open_ = false;
 };
 
+// A table's column header for `mode`: its swatch and name, and what the mode is when asked.
+void ModeHeader(std::string& out, const Mode& mode, bool with_meaning) {
+  out += "<th scope=\"col\" data-mode=\"";
+  out += mode.key;
+  out += "\"><span class=\"mode-name\"><span class=\"swatch\" style=\"background:";
+  out += mode.color;
+  out += "\"></span>";
+  out += mode.key;
+  out += "</span>";
+  if (with_meaning) {
+    out += "<small>";
+    out += mode.meaning;
+    out += "</small>";
+  }
+  out += "</th>";
+}
+
 void Table(std::string& out, std::string_view scenario, const Kind& kind, const Modes& modes,
            std::optional<double> user_ms) {
   out += "<div class=\"table-box\"><table class=\"figures\" data-scenario=\"";
   AppendHtml(out, scenario);
   out += "\">\n<thead><tr><th scope=\"col\">figure</th>";
-  for (const Mode& mode : kModes) {
-    out += "<th scope=\"col\" data-mode=\"";
-    out += mode.key;
-    out += "\"><span class=\"mode-name\"><span class=\"swatch\" style=\"background:";
-    out += mode.color;
-    out += "\"></span>";
-    out += mode.key;
-    out += "</span><small>";
-    out += mode.meaning;
-    out += "</small></th>";
-  }
+  for (const Mode& mode : kModes) ModeHeader(out, mode, /*with_meaning=*/true);
   out += "</tr></thead>\n";
 
   FiguresTable t(out, modes);
@@ -1182,15 +1189,7 @@ void CutFields(std::string& out, std::string_view scenario, const Modes& modes) 
          "&#8220;not cut&#8221;: that answer had the field.</p>\n<table class=\"cut-fields\" data-scenario=\"";
   AppendHtml(out, scenario);
   out += "\">\n<thead><tr><th scope=\"col\">field</th>";
-  for (const Mode& mode : kModes) {
-    out += "<th scope=\"col\" data-mode=\"";
-    out += mode.key;
-    out += "\"><span class=\"mode-name\"><span class=\"swatch\" style=\"background:";
-    out += mode.color;
-    out += "\"></span>";
-    out += mode.key;
-    out += "</span></th>";
-  }
+  for (const Mode& mode : kModes) ModeHeader(out, mode, /*with_meaning=*/false);
   out += "</tr></thead>\n<tbody>\n";
   std::size_t row = 0;
   for (const std::string& path : paths) {
