@@ -325,7 +325,8 @@ void Gateway::mount(http::Server& server, observe::Registry* metrics) {
   // valuation is cut at its @budget cap while everything else in the answer arrives.
   gql::mount_graphiql(server, "/graphiql",
                       {.endpoint = "/graphql",
-                       .example = "# The valuation is cut at its @budget cap (see the docs pane); the rest arrives.\n"
+                       .example = "# stockValuation is cut at its @budget cap\n"
+                                  "# (see Docs); everything else arrives.\n"
                                   "query Stock {\n"
                                   "  warehouses {\n"
                                   "    name\n"

@@ -120,7 +120,18 @@ try {
   // 3. GraphiQL and the metrics of both services.
   const page = await fetch(svc.url + '/graphiql');
   assert.equal(page.status, 200);
-  assert.match(await page.text(), /graphiql/i);
+  assert.equal(page.headers.get('content-encoding'), 'gzip', 'GraphiQL is sent compressed');  // fetch accepts gzip
+  const html = await page.text();
+  assert.match(html, /graphiql/i);
+  // The example a first visit opens with is the warehouse's own, and it runs as the page says.
+  const example = /data-example="([^"]*)"/.exec(html)?.[1]?.replace(/&quot;/g, '"').replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  assert.ok(example && example.includes('stockValuation'), `the warehouse example: ${example}`);
+  const tried = await graphql(example);
+  assert.ok(tried.body.data.warehouses.length > 0, 'the example answers');
+  assert.ok(tried.body.errors.some((e) => e.extensions.code === 'DEADLINE_EXCEEDED' && e.path.at(-1) === 'stockValuation'),
+            `the example shows the valuation cut: ${JSON.stringify(tried.body.errors)}`);
+  console.log(`ok   GraphiQL gzip-compressed, opening with the warehouse example (valuation cut, the rest answered)`);
   for (const [name, base] of [['gateway', svc.url], ['inventory', inventory]]) {
     const text = await (await fetch(base + '/metrics')).text();
     assert.match(text, /^cutoff_http_requests_total/m, `${name} /metrics`);
