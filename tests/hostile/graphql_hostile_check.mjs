@@ -15,10 +15,16 @@ import WebSocket from 'ws';
 import { startService } from '../support/service.mjs';
 
 const { values } = parseArgs({
-  options: { cutoff: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean' } },
+  options: {
+    cutoff: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean' },
+    // Under AddressSanitizer freed memory waits in the allocator's quarantine and malloc_trim
+    // does not reach it, so the process cannot return to its baseline RSS: the check reports
+    // it and does not fail on it (the per-case growth bounds still apply). Set by CMake.
+    'no-rss-baseline': { type: 'boolean' },
+  },
 });
 if (values.help || !values.cutoff) {
-  console.log('usage: node tests/hostile/graphql_hostile_check.mjs --cutoff PATH_TO_CUTOFF [--only CASE]');
+  console.log('usage: node tests/hostile/graphql_hostile_check.mjs --cutoff PATH_TO_CUTOFF [--only CASE] [--no-rss-baseline]');
   process.exit(values.help ? 0 : 2);
 }
 // Sanitizer builds run slower: latency bounds scale with it.
@@ -359,7 +365,7 @@ try {
   await new Promise((r) => setTimeout(r, 1500));
   const rss = rssBytes();
   console.log(`rss: ${(baseline.rss / 1048576).toFixed(0)} MiB at the start, ${(rss / 1048576).toFixed(0)} MiB at the end`);
-  if (!values.only && rss > baseline.rss + (48 << 20)) {
+  if (!values.only && !values['no-rss-baseline'] && rss > baseline.rss + (48 << 20)) {
     failed++;
     console.log('FAIL  RSS did not return near its baseline');
   }
