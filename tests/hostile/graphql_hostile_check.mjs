@@ -17,9 +17,10 @@ import { startService } from '../support/service.mjs';
 const { values } = parseArgs({
   options: {
     cutoff: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean' },
-    // Under AddressSanitizer freed memory waits in the allocator's quarantine and malloc_trim
-    // does not reach it, so the process cannot return to its baseline RSS: the check reports
-    // it and does not fail on it (the per-case growth bounds still apply). Set by CMake.
+    // Under AddressSanitizer and ThreadSanitizer the sanitizer's allocator keeps freed memory
+    // (ASan's quarantine) and malloc_trim does not reach it, so the process cannot return to
+    // its baseline RSS: the check reports it and does not fail on it (the per-case growth
+    // bounds still apply). Set by CMake for sanitized builds.
     'no-rss-baseline': { type: 'boolean' },
   },
 });

@@ -190,8 +190,10 @@ node -e '
     });
   });
   server.listen(0, "127.0.0.1", () => console.log("http://127.0.0.1:" + server.address().port));
-  process.stdin.on("end", () => process.exit(0)).resume();
-' >"$tmp/flaky.out" < <(sleep $((30 * scale))) &
+  // Ends with this script even if it is killed (the trap below covers every other exit).
+  const parent = process.ppid;
+  setInterval(() => { try { process.kill(parent, 0); } catch { process.exit(0); } }, 500).unref();
+' >"$tmp/flaky.out" &
 flaky_pid=$!
 flaky=
 for _ in $(seq 1 $((100 * scale))); do
