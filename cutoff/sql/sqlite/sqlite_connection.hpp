@@ -41,9 +41,6 @@ struct SqliteOptions {
   // Longest wait for another writer's lock. With propagation on the wait also ends at the
   // deadline or stop; with propagation off this is a plain busy_timeout.
   std::chrono::milliseconds busy_wait{5000};
-  // Fault injection for tests: runs on the worker thread inside COMMIT, after the commit was
-  // decided and before it completes (sqlite3_commit_hook).
-  std::function<void()> commit_hook;
 };
 
 boost::asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, SqliteOptions options);
