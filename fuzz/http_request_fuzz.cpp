@@ -13,6 +13,7 @@
 
 #include "cutoff/http/budget_headers.hpp"
 #include "cutoff/http/internal/beast_request.hpp"
+#include "cutoff/http/internal/header_checks.hpp"
 #include "cutoff/http/message.hpp"
 
 namespace {

@@ -26,10 +26,8 @@
 #include <chrono>
 #include <list>
 #include <mutex>
-#include <unordered_map>
 #include <iterator>
 #include <new>
-#include <random>
 #include <span>
 
 #include "cutoff/core/asio.hpp"
@@ -39,7 +37,12 @@
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/http/error_document.hpp"
 #include "cutoff/http/internal/beast_request.hpp"
+#include "cutoff/http/internal/field_lists.hpp"
+#include "cutoff/http/internal/header_checks.hpp"
+#include "cutoff/http/internal/peer_limits.hpp"
 #include "cutoff/http/internal/peer_state.hpp"
+#include "cutoff/http/internal/request_id.hpp"
+#include "cutoff/http/internal/responses.hpp"
 #include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/observe/process_metrics.hpp"
@@ -55,6 +58,12 @@ namespace websocket = boost::beast::websocket;
 using tcp = asio::ip::tcp;
 using asio::as_tuple;
 using asio::use_awaitable;
+using internal::ErrorResponse;
+using internal::ReadErrorCode;
+using internal::RefusalResponse;
+using internal::RequestIdFor;
+using internal::SerializeHead;
+using internal::StatusForReadError;
 
 namespace {
 
@@ -63,136 +72,8 @@ constexpr int kLastStatus = 599;
 
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
-
-Response ErrorResponse(ErrorCode code, std::string_view message, std::string_view request_id) {
-  const auto& info = cutoff::info(code);
-  // Internal details stay in the log; the client gets the taxonomy's summary.
-  const std::string_view shown = code == ErrorCode::internal ? info.summary : message;
-  Response r = Response::json(info.http_status, error_document(info.name, shown, request_id));
-  if (code == ErrorCode::deadline_exceeded) r.headers.set(kDeadlineExpiredHeader, "1");
-  return r;
-}
-
-bool ValidRequestId(std::string_view id) {
-  if (id.empty() || id.size() > 128) return false;
-  for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                    c == '_' || c == '.' || c == ':' || c == '/' || c == '+' || c == '=';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::string NewRequestId();
-
-// The caller's X-Request-Id when it is safe to log and echo, a new one otherwise.
-std::string RequestIdFor(const Request& req) {
-  if (auto id = req.headers.get("X-Request-Id"); id && ValidRequestId(*id)) return std::string(*id);
-  return NewRequestId();
-}
-
-// 15 hex digits (60 random bits): enough to correlate logs, and short enough for the
-// string's inline buffer, so the id and its copies cost no allocation.
-std::string NewRequestId() {
-  // splitmix64 over a per-thread sequence seeded once: ids need to be distinct, not secret,
-  // and this is a few instructions against a Mersenne twister's state update.
-  thread_local std::uint64_t sequence = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-  std::uint64_t v = (sequence += 0x9e3779b97f4a7c15ULL);
-  v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
-  v ^= v >> 31;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(15, '0');
-  for (int i = 14; i >= 0; --i, v >>= 4) out[i] = kHex[v & 15];
-  return out;
-}
-
-// Maps a failed header/body read to the answer the client gets (0: close silently).
-int StatusForReadError(const boost::system::error_code& ec) {
-  if (ec == bhttp::error::header_limit) return 431;
-  if (ec == bhttp::error::body_limit) return 413;
-  if (ec == beast::error::timeout) return 408;
-  if (ec == bhttp::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-      ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor ||
-      ec == bhttp::error::partial_message)
-    return 0;
-  return 400;
-}
-
-std::string_view ReadErrorCode(int status) {
-  switch (status) {
-    case 431: return "header_too_large";
-    case 413: return "body_too_large";
-    case 408: return "read_timeout";
-    default: return "bad_request";
-  }
-}
-
-bool ValidFieldName(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u <= ' ' || u >= 0x7f || c == ':' || c == '(' || c == ')' || c == ',' || c == ';' || c == '"' ||
-        c == '/' || c == '[' || c == ']' || c == '?' || c == '=' || c == '{' || c == '}' || c == '\\' || c == '<' ||
-        c == '>' || c == '@')
-      return false;
-  }
-  return true;
-}
-
-bool ValidFieldValue(std::string_view value) {
-  for (char c : value)
-    if (c == '\r' || c == '\n' || c == '\0') return false;
-  return true;
-}
-
-// The status line and header block of `r`: one contiguous buffer, written together with the
-// body in a single gathered send. Framing fields (Content-Length, Connection,
-// Transfer-Encoding) are the server's; fields a handler set that would break the framing
-// (CR, LF or NUL in a value, a malformed name) are dropped, never written.
-std::string SerializeHead(const Response& r, unsigned version, bool keep_alive, bool* dropped) {
-  std::string out;
-  out.reserve(96 + r.headers.fields().size() * 48);
-  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  out += std::to_string(r.status);
-  out += ' ';
-  out += reason_phrase(r.status);
-  out += "\r\n";
-  for (const auto& f : r.headers.fields()) {
-    if (iequals(f.name, "Content-Length") || iequals(f.name, "Connection") || iequals(f.name, "Transfer-Encoding"))
-      continue;
-    if (!ValidFieldName(f.name) || !ValidFieldValue(f.value)) {
-      *dropped = true;
-      continue;
-    }
-    out += f.name;
-    out += ": ";
-    out += f.value;
-    out += "\r\n";
-  }
-  const bool bodiless = (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
-  if (!bodiless) {
-    out += "Content-Length: ";
-    out += std::to_string(r.body.size());
-    out += "\r\n";
-  }
-  if (version >= 11 && !keep_alive) out += "Connection: close\r\n";
-  if (version < 11 && keep_alive) out += "Connection: keep-alive\r\n";
-  out += "\r\n";
-  return out;
-}
-
 std::string RemoteAddress(const tcp::endpoint& ep) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
-}
-
-// The whole answer to a connection refused at a connection cap, written before any request is
-// read: a 503 the client can parse and retry after.
-std::string RefusalResponse(std::string_view message) {
-  Response r = Response::json(503, error_document("overloaded", message, {}));
-  r.headers.set("Retry-After", "1");
-  bool dropped = false;
-  return SerializeHead(r, 11, /*keep_alive=*/false, &dropped) + r.body;
 }
 
 // Refused connections being answered at once; beyond this a refused connection is closed
@@ -349,8 +230,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   const std::string refused_peer = RefusalResponse("too many connections from this address");
   std::atomic<std::size_t> refusing{0};
 
-  std::mutex peers_mu;  // guards `peers`
-  std::unordered_map<std::string, std::size_t> peers;  // open connections by PeerKey
+  internal::PeerCounts peers{options.limits.max_connections_per_peer};
 
   std::mutex mu;  // guards `live`
   std::list<std::pair<std::weak_ptr<Connection>, asio::any_io_executor>> live;
@@ -418,43 +298,6 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     Log(line);
   }
 
-  // What `address` counts under for the per-peer limit; empty: it is not limited. An IPv6
-  // peer counts by its /64, which one host usually holds whole (so rotating addresses within
-  // it gains nothing); an IPv4-mapped address counts as the IPv4 one.
-  std::string PeerKey(asio::ip::address address) const {
-    const auto& l = options.limits;
-    if (l.max_connections_per_peer == 0) return {};
-    if (address.is_v6() && address.to_v6().is_v4_mapped())
-      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
-    if (address.is_loopback() && !l.limit_loopback_peers) return {};
-    if (address.is_v4()) {
-      const auto b = address.to_v4().to_bytes();
-      return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-    }
-    const auto b = address.to_v6().to_bytes();
-    return "6" + std::string(reinterpret_cast<const char*>(b.data()), 8);
-  }
-
-  // Counts a connection from `key`; false (and nothing counted) when that peer is at its limit.
-  bool AdmitPeer(const std::string& key) {
-    if (key.empty()) return true;
-    std::lock_guard lock(peers_mu);
-    std::size_t& n = peers[key];
-    if (n >= options.limits.max_connections_per_peer) {
-      if (n == 0) peers.erase(key);
-      return false;
-    }
-    ++n;
-    return true;
-  }
-
-  void ReleasePeer(const std::string& key) {
-    if (key.empty()) return;
-    std::lock_guard lock(peers_mu);
-    auto it = peers.find(key);
-    if (it != peers.end() && --it->second == 0) peers.erase(it);
-  }
-
   // Answers a connection refused at a cap with `response` and closes it.
   void Refuse(std::shared_ptr<Connection> c, const std::string& response);
 
@@ -480,7 +323,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void ConnectionClosed(const Connection& c) {
-    ReleasePeer(c.peer);
+    peers.Release(c.peer);
     if (connections_gauge) connections_gauge->add(-1);
     if (connections.fetch_sub(1) == 1 && shutting_down.load()) {
       // The last connection is gone: let the io_context run out of work.
@@ -622,14 +465,7 @@ class BeastWebSocket final : public WebSocket {
 std::string ChooseSubprotocol(std::string_view offered, const std::vector<std::string>& accepted) {
   // Offered: "a, b, c" in the client's preference; we pick by the server's preference.
   std::vector<std::string_view> offers;
-  while (!offered.empty()) {
-    const auto comma = offered.find(',');
-    std::string_view item = offered.substr(0, comma);
-    offered = comma == std::string_view::npos ? std::string_view() : offered.substr(comma + 1);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (!item.empty()) offers.push_back(item);
-  }
+  internal::ForEachListElement(offered, [&](std::string_view offer) { offers.push_back(offer); });
   for (const auto& a : accepted)
     for (auto o : offers)
       if (o == a) return a;
@@ -714,8 +550,8 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
       Refuse(std::move(c), refused_busy);
       continue;
     }
-    c->peer = PeerKey(peer.address());
-    if (!AdmitPeer(c->peer)) {
+    c->peer = internal::PeerKey(peer.address(), options.limits);
+    if (!peers.Admit(c->peer)) {
       connections.fetch_sub(1);
       CountBadRequest("too_many_connections_per_peer");
       c->peer.clear();
@@ -762,7 +598,7 @@ asio::awaitable<bool> Server::Impl::WriteResponse(Connection& c, const Response&
     CountBadRequest("invalid_response_header");
     Log("{\"event\":\"response_header_dropped\",\"reason\":\"a handler set a header that is not valid HTTP\"}");
   }
-  const bool bodiless = head_only || (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
+  const bool bodiless = head_only || internal::Bodiless(r.status);
   const std::array<asio::const_buffer, 2> buffers{asio::buffer(head),
                                                    bodiless ? asio::const_buffer() : asio::buffer(r.body)};
   c.SetIoDeadline(timeout);
