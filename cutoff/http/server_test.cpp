@@ -411,6 +411,77 @@ TEST_F(BasicServer, TraceparentIsContinuedAsAChildSpan) {
   EXPECT_EQ(probe_.values.operation, "Budget");
 }
 
+// Records what each request on a connection saw of its context.
+class KeepAliveValues : public ServerFixture {
+ protected:
+  struct Seen {
+    RequestValues values;
+    const RequestValues* object = nullptr;  // where the context's values lived
+    bool response_already_sent = false;
+    Duration remaining{};
+  };
+
+  void Routes(Server& s) override {
+    s.route("POST", "/first", Record(first_), {.name = "First", .budget = 2s});
+    s.route("GET", "/second", Record(second_), {.name = "Second"});
+  }
+  Handler Record(Seen& seen) {
+    return [this, &seen](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+      std::lock_guard lock(mu_);
+      // A copy: holding the context's own values would keep the connection from reusing them.
+      seen.values = ctx.values();
+      seen.object = &ctx.values();
+      seen.response_already_sent = ctx.values().response && ctx.values().response->sent().has_value();
+      seen.remaining = ctx.remaining();
+      co_return Response::text(200, "seen\n");
+    };
+  }
+
+  std::mutex mu_;
+  Seen first_, second_;
+};
+
+TEST_F(KeepAliveValues, ASecondRequestOnTheConnectionSeesNoneOfTheFirstsValues) {
+  Start({.budget = {.max_budget = 5s}});
+  auto s = Connect();
+  bhttp::request<bhttp::string_body> first{bhttp::verb::post, "/first", 11};
+  first.set("X-Request-Id", "first-request");
+  first.set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  first.set("tracestate", "vendor=value");
+  first.set("Deadline-Budget-Ms", "300");
+  first.body() = "order";
+  const auto r1 = Send(s, std::move(first));
+  ASSERT_EQ(r1.result_int(), 200);
+  ASSERT_TRUE(r1.keep_alive());
+  const auto r2 = Send(s, bhttp::request<bhttp::string_body>{bhttp::verb::get, "/second", 11});
+  ASSERT_EQ(r2.result_int(), 200);
+
+  std::lock_guard lock(mu_);
+  // The first request had a value in every field that could carry over...
+  EXPECT_EQ(first_.values.request_id, "first-request");
+  EXPECT_EQ(first_.values.operation, "First");
+  EXPECT_EQ(first_.values.trace.traceparent.substr(0, 36), "00-4bf92f3577b34da6a3ce929d0e0e4736-");
+  EXPECT_EQ(first_.values.trace.tracestate, "vendor=value");
+  EXPECT_TRUE(first_.values.commits);  // a POST gets a ledger
+  ASSERT_TRUE(first_.values.response);
+  EXPECT_TRUE(first_.values.response->sent().has_value());
+  EXPECT_LE(first_.remaining, 300ms);
+  // ...and the second sees only its own.
+  EXPECT_EQ(second_.values.request_id, std::string(r2["X-Request-Id"]));
+  EXPECT_NE(second_.values.request_id, "first-request");
+  EXPECT_EQ(second_.values.operation, "Second");
+  EXPECT_EQ(second_.values.trace.traceparent, "");
+  EXPECT_EQ(second_.values.trace.tracestate, "");
+  EXPECT_FALSE(second_.values.commits);  // a GET gets none
+  ASSERT_TRUE(second_.values.response);
+  EXPECT_NE(second_.values.response, first_.values.response);  // the first's is still held (by first_)
+  EXPECT_FALSE(second_.response_already_sent);
+  EXPECT_GT(second_.remaining, 2s);  // the service's 5 s, not the first's 300 ms
+  // Both requests' contexts used the connection's one values object: the reuse this test
+  // is about did happen.
+  EXPECT_EQ(second_.object, first_.object);
+}
+
 TEST_F(BasicServer, ErrorsFollowTheTaxonomyWithoutLeakingDetails) {
   Start();
   auto overloaded = Get("/overloaded");

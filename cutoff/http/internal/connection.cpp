@@ -25,13 +25,10 @@ void Connection::CloseExpired(std::int64_t due) {
 }
 
 RequestValues& Connection::NextRequestValues() {
-  if (!values || values.use_count() != 1) {
-    values = std::make_shared<RequestValues>();
+  if (values && values.use_count() == 1) {
+    *values = RequestValues{};
   } else {
-    values->response.reset();
-    values->commits.reset();
-    values->trace.traceparent.clear();
-    values->trace.tracestate.clear();
+    values = std::make_shared<RequestValues>();
   }
   return *values;
 }

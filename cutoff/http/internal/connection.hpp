@@ -81,9 +81,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
   // close deadline pending.
   void CloseExpired(std::int64_t due);
 
-  // The next request's values: the previous request's object when nothing else holds it any
-  // more (only this strand can share it, so a count of one cannot change under us), a new one
-  // otherwise. The caller sets the request id and the operation.
+  // The next request's values, all empty: the previous request's object when nothing else
+  // holds it any more (only this strand can share it, so a count of one cannot change under
+  // us), a new one otherwise. Reset by assigning a whole new value, so no field of
+  // RequestValues, present or added later, can carry over from one request to the next.
   RequestValues& NextRequestValues();
   // The next request's response mark, unset: reused like the values. Call after
   // NextRequestValues(), which lets go of the previous request's mark.
