@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "cutoff/core/html_escape.hpp"
+
 namespace cutoff::lab::report {
 
 std::string Fixed(double v, int decimals) {
@@ -53,23 +55,15 @@ std::string Capitalized(std::string s) {
 }
 
 void AppendHtml(std::string& out, std::string_view s) {
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      case '\n':
-      case '\t': out += c; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') {
-          out += "&#xFFFD;";
-        } else {
-          out += c;
-        }
-    }
+  std::size_t run = 0;  // the start of the text not yet written
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t') continue;
+    append_html_escaped(out, s.substr(run, i - run));
+    out += "&#xFFFD;";
+    run = i + 1;
   }
+  append_html_escaped(out, s.substr(run));
 }
 
 void AppendSwatch(std::string& out, const Mode& mode) {

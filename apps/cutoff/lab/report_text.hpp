@@ -34,8 +34,8 @@ std::string Capitalized(std::string s);
 
 // ---- markup ---------------------------------------------------------------------------
 
-// Text or an attribute value: markup characters become references, control characters
-// (which HTML does not allow) the replacement character.
+// Text or an attribute value: markup characters become references (cutoff/core/html_escape.hpp),
+// control characters but newline and tab (which HTML does not allow) the replacement character.
 void AppendHtml(std::string& out, std::string_view s);
 
 // The mode's colour chip, as every table header, bar and the page's header show it.
