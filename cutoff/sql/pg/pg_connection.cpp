@@ -16,11 +16,7 @@
 #include <charconv>
 #include <climits>
 #include <cstring>
-#include <condition_variable>
-#include <deque>
 #include <map>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "cutoff/core/asio.hpp"
@@ -29,6 +25,7 @@
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/sql/internal/driver_metrics.hpp"
 #include "cutoff/sql/pg/internal/host_list.hpp"
+#include "cutoff/sql/pg/internal/pg_cancel.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -36,65 +33,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-std::atomic<std::uint64_t> g_cancels_sent{0};
-
-// PQcancel blocks (it opens its own connection to the server), so cancel requests go out
-// from one dedicated thread. Jobs complete in order.
-class CancelThread {
- public:
-  static CancelThread& instance() {
-    static CancelThread thread;
-    return thread;
-  }
-
-  void Submit(std::shared_ptr<PGcancel> cancel, std::function<void()> done) {
-    {
-      std::lock_guard lock(mu_);
-      jobs_.push_back({std::move(cancel), std::move(done)});
-    }
-    cv_.notify_one();
-  }
-
-  ~CancelThread() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_one();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  struct Job {
-    std::shared_ptr<PGcancel> cancel;
-    std::function<void()> done;
-  };
-
-  CancelThread() : thread_([this] { Run(); }) {}
-
-  void Run() {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      char err[256];
-      PQcancel(job.cancel.get(), err, sizeof err);  // a failure leaves the drain grace to act
-      g_cancels_sent.fetch_add(1, std::memory_order_relaxed);
-      job.done();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> jobs_;
-  bool stopping_ = false;
-  std::thread thread_;
-};
+std::atomic<std::uint64_t> g_cancels_sent{0};  // counted as each request's PQcancel returns
 
 struct ResultDeleter {
   void operator()(PGresult* r) const noexcept { PQclear(r); }
@@ -327,9 +266,7 @@ class PgConnection final : public Connection {
         anchor_(std::make_shared<Anchor>()),
         metrics_(internal::DriverMetrics::make(options_.driver.metrics, "postgresql")) {
     anchor_->owner = this;
-    cancel_ = std::shared_ptr<PGcancel>(PQgetCancel(pg_.get()), [](PGcancel* c) {
-      if (c) PQfreeCancel(c);
-    });
+    cancel_ = internal::MakeCancelHandle(pg_.get());
   }
 
   ~PgConnection() override {
@@ -550,7 +487,8 @@ class PgConnection final : public Connection {
     } else if (!cancel_sent_) {
       cancel_sent_ = true;
       cancel_pending_ = true;
-      CancelThread::instance().Submit(cancel_, [anchor = anchor_, ex = io_->executor] {
+      internal::SendCancelRequest(cancel_, [anchor = anchor_, ex = io_->executor] {
+        g_cancels_sent.fetch_add(1, std::memory_order_relaxed);
         asio::post(ex, [anchor] {
           if (!anchor->owner) return;
           anchor->owner->cancel_pending_ = false;
