@@ -17,6 +17,7 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "cutoff/core/asio.hpp"
@@ -26,6 +27,7 @@
 #include "cutoff/sql/internal/driver_metrics.hpp"
 #include "cutoff/sql/pg/internal/host_list.hpp"
 #include "cutoff/sql/pg/internal/pg_cancel.hpp"
+#include "cutoff/sql/pg/internal/pg_statement_timeout.hpp"
 #include "cutoff/sql/pg/internal/pg_values.hpp"
 
 namespace cutoff::sql {
@@ -39,37 +41,6 @@ std::atomic<std::uint64_t> g_cancels_sent{0};  // counted as each request's PQca
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
-}
-
-// The remaining budget becomes the session's statement_timeout, so the server ends the
-// statement at the deadline even if this process dies. Prepared once per connection, so a
-// change costs a Bind/Execute in the same round trip as the statement (no parse, no plan).
-// It is set at session level and re-sent only when the applied value is tighter than the
-// budget or looser by more than the slack below: sending it with every statement measured
-// +16% on a loopback `select 1` (docs/benchmarks.md). The client's cancel is what stops a
-// statement on time; this is the backstop for a client that died.
-constexpr const char* kBudgetStatement = "cutoff_budget";
-constexpr const char* kBudgetSql = "select set_config('statement_timeout', $1, false)";
-
-// How much later than the deadline the server-side backstop may fire: 1/16 of the budget,
-// within [2 ms, 250 ms].
-constexpr std::int64_t BackstopSlackMs(std::int64_t budget_ms) {
-  return std::clamp<std::int64_t>(budget_ms / 16, 2, 250);
-}
-
-// "0", "250ms", "5s", "2min", "1h", "1d" (SHOW statement_timeout) → milliseconds; 0 = none.
-std::int64_t ParseTimeoutSetting(std::string_view s) {
-  std::int64_t n = 0;
-  auto res = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (res.ec != std::errc() || n <= 0) return 0;
-  const std::string_view unit(res.ptr, static_cast<std::size_t>(s.data() + s.size() - res.ptr));
-  if (unit.empty() || unit == "ms") return n;
-  if (unit == "s") return n * 1000;
-  if (unit == "min") return n * 60'000;
-  if (unit == "h") return n * 3'600'000;
-  if (unit == "d") return n * 86'400'000;
-  if (unit == "us") return std::max<std::int64_t>(1, n / 1000);
-  return 0;
 }
 
 struct Query {
@@ -134,25 +105,22 @@ class PgConnection final : public Connection {
     Query queries[2];
     std::size_t n = 0;
     Value budget_value;
-    std::int64_t want = -1;  // the statement_timeout this statement should run under
+    std::int64_t want = -1;  // the statement_timeout to send first (-1: none)
     const bool budget_bound = options_.driver.propagation == Propagation::on && !ctx.deadline().is_never();
-    if (budget_bound) {
-      const std::int64_t ms = ctx.deadline().remaining_ms_ceil(ctx.clock());
-      if (ms <= 0) throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
-      // Tighten-only: the session's own timeout (role or connection setting) wins if smaller.
-      want = std::min<std::int64_t>(ms, session_timeout_ms_ > 0 ? session_timeout_ms_ : INT_MAX);
-      const bool close_enough =
-          applied_timeout_ms_ >= want && applied_timeout_ms_ - want <= BackstopSlackMs(want) && applied_timeout_ms_ > 0;
-      if (close_enough) want = -1;
-    } else if (options_.driver.propagation == Propagation::on && applied_timeout_ms_ != session_timeout_ms_) {
-      want = session_timeout_ms_;  // unbound: restore the session's own setting
+    if (options_.driver.propagation == Propagation::on) {
+      std::optional<std::int64_t> budget_ms;  // unbound: restore the session's own setting
+      if (budget_bound) {
+        budget_ms = ctx.deadline().remaining_ms_ceil(ctx.clock());
+        if (*budget_ms <= 0) throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+      }
+      want = internal::TimeoutToSend(budget_ms, session_timeout_ms_, applied_timeout_ms_);
     }
     // An aborted transaction refuses everything but ROLLBACK (TO SAVEPOINT): sending the
     // budget statement first would fail the very statement that recovers it.
     if (want >= 0 && PQtransactionStatus(pg_.get()) == PQTRANS_INERROR) want = -1;
     if (want >= 0) {
       budget_value = Value(std::to_string(want));
-      queries[n++] = {kBudgetStatement, std::span<const Value>(&budget_value, 1), Query::Type::prepared};
+      queries[n++] = {internal::kBudgetStatement, std::span<const Value>(&budget_value, 1), Query::Type::prepared};
     }
     queries[n++] = {text.c_str(), params};
     Batch batch = co_await RunBatch(ctx, std::span<const Query>(queries, n), Kind::statement);
@@ -250,7 +218,7 @@ class PgConnection final : public Connection {
 
   // Prepares the budget statement and reads the session's own statement_timeout.
   asio::awaitable<void> Init(const Context& ctx) {
-    Query queries[2] = {{kBudgetSql, {}, Query::Type::prepare, kBudgetStatement},
+    Query queries[2] = {{internal::kBudgetSql, {}, Query::Type::prepare, internal::kBudgetStatement},
                         {"SHOW statement_timeout", {}}};
     Batch batch = co_await RunBatch(ctx, std::span<const Query>(queries, 2), Kind::statement);
     if (batch.gave_up) throw StopError(ctx, "gave up while setting up the connection");
@@ -261,7 +229,7 @@ class PgConnection final : public Connection {
         ThrowResultError(ctx, r, false);
     }
     PGresult* show = batch.results[1].get();
-    if (PQntuples(show) == 1) session_timeout_ms_ = ParseTimeoutSetting(PQgetvalue(show, 0, 0));
+    if (PQntuples(show) == 1) session_timeout_ms_ = internal::ParseTimeoutSetting(PQgetvalue(show, 0, 0));
     applied_timeout_ms_ = session_timeout_ms_;
   }
 
