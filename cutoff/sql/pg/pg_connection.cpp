@@ -2,31 +2,25 @@
 
 #include <libpq-fe.h>
 
-#include <algorithm>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <charconv>
-#include <climits>
-#include <cstring>
-#include <map>
+#include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
-#include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/sql/comment.hpp"
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/sql/internal/driver_metrics.hpp"
-#include "cutoff/sql/pg/internal/host_list.hpp"
 #include "cutoff/sql/pg/internal/pg_cancel.hpp"
+#include "cutoff/sql/pg/internal/pg_connect.hpp"
 #include "cutoff/sql/pg/internal/pg_statement_timeout.hpp"
 #include "cutoff/sql/pg/internal/pg_values.hpp"
 
@@ -37,11 +31,6 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 std::atomic<std::uint64_t> g_cancels_sent{0};  // counted as each request's PQcancel returns
-
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 struct Query {
   enum class Type { params, prepared, prepare };
@@ -60,15 +49,10 @@ enum class Kind {
 // What one pipeline (queries + sync) came back with.
 struct Batch {
   std::vector<internal::PgResult> results;  // one per query; null if none arrived
-  bool lost = false;              // the connection failed
-  bool gave_up = false;           // stopped waiting (grace ran out, or propagation off)
+  bool lost = false;                        // the connection failed
+  bool gave_up = false;                     // stopped waiting (grace ran out, or propagation off)
   std::string lost_message;
 };
-
-struct ConnDeleter {
-  void operator()(PGconn* c) const noexcept { PQfinish(c); }
-};
-using PgConnPtr = std::unique_ptr<PGconn, ConnDeleter>;
 
 class PgConnection;
 
@@ -80,7 +64,7 @@ struct Anchor {
 
 class PgConnection final : public Connection {
  public:
-  PgConnection(PgConnPtr pg, PgOptions options)
+  PgConnection(internal::PgConnPtr pg, PgOptions options)
       : pg_(std::move(pg)),
         options_(std::move(options)),
         anchor_(std::make_shared<Anchor>()),
@@ -193,7 +177,7 @@ class PgConnection final : public Connection {
       } catch (...) {
         report.error = std::current_exception();
       }
-      report.error_message = r ? Trim(PQresultErrorMessage(r)) : "no result";
+      report.error_message = r ? internal::TrimMessage(PQresultErrorMessage(r)) : "no result";
     }
     co_return report;
   }
@@ -248,7 +232,7 @@ class PgConnection final : public Connection {
     if (!r) throw DatabaseError(ErrorCode::internal, "XX000", "no result from the server", ctx.request_id());
     const char* state_c = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     const std::string state = state_c ? state_c : "XX000";
-    const std::string message = Trim(PQresultErrorMessage(r));
+    const std::string message = internal::TrimMessage(PQresultErrorMessage(r));
     if (state == "57014") {
       // Classified by what this client did, not by the server's words.
       if (cancel_sent_ && stop_seen_ != StopReason::none) throw Error::stopped(stop_seen_, ctx.request_id());
@@ -435,7 +419,7 @@ class PgConnection final : public Connection {
       if (index < batch.results.size() && !batch.results[index]) batch.results[index] = std::move(r);
     }
     if (batch.lost && batch.lost_message.empty())
-      batch.lost_message = pg_ ? Trim(PQerrorMessage(pg)) : "connection closed";
+      batch.lost_message = pg_ ? internal::TrimMessage(PQerrorMessage(pg)) : "connection closed";
 
     inflight_seq_ = 0;
     io.grace.cancel();
@@ -473,7 +457,7 @@ class PgConnection final : public Connection {
     BatchIo** slot;                  // the connection's pointer to the batch in flight
   };
 
-  PgConnPtr pg_;
+  internal::PgConnPtr pg_;
   std::shared_ptr<PGcancel> cancel_;
   PgOptions options_;
   std::shared_ptr<Anchor> anchor_;
@@ -495,102 +479,12 @@ class PgConnection final : public Connection {
   bool flushing_ = false;  // the pipeline is not fully sent yet
 };
 
-// libpq keywords → values from a URL or key=value string.
-std::map<std::string, std::string> ParseConninfo(const std::string& url) {
-  char* err = nullptr;
-  PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
-  if (!opts) {
-    std::string message = err ? Trim(err) : "unparseable";
-    if (err) PQfreemem(err);
-    throw Error(ErrorCode::invalid_argument, "bad PostgreSQL connection string: " + message);
-  }
-  std::map<std::string, std::string> out;
-  for (PQconninfoOption* o = opts; o->keyword; ++o)
-    if (o->val) out[o->keyword] = o->val;
-  PQconninfoFree(opts);
-  return out;
-}
-
 }  // namespace
 
 std::uint64_t postgresql_cancels_sent() noexcept { return g_cancels_sent.load(std::memory_order_relaxed); }
 
 asio::awaitable<std::unique_ptr<Connection>> open_postgresql(const Context& ctx, PgOptions options) {
-  ctx.check();
-  auto ex = co_await asio::this_coro::executor;
-  std::map<std::string, std::string> params = ParseConninfo(options.url);
-
-  // libpq resolves `host` with a blocking getaddrinfo; resolve here and hand it `hostaddr`,
-  // every address of every name, for libpq to try in order under the one deadline.
-  const std::string host = params.count("host") ? params["host"] : "";
-  if (!host.empty() && !params.count("hostaddr")) {
-    std::map<std::string, std::vector<std::string>> resolved;
-    for (const std::string& name : internal::NamesToResolve(host)) {
-      asio::ip::tcp::resolver resolver(ex);
-      asio::ip::tcp::resolver::results_type results;
-      try {
-        auto resolving = with_context(ctx, resolver.async_resolve(name, "", asio::use_awaitable));
-        results = co_await std::move(resolving);
-      } catch (const boost::system::system_error& e) {
-        throw DatabaseError(ErrorCode::unavailable, "08001",
-                            "cannot resolve the database host \"" + name + "\": " + e.code().message(),
-                            ctx.request_id());
-      }
-      std::vector<std::string>& addrs = resolved[name];
-      for (const auto& entry : results) addrs.push_back(entry.endpoint().address().to_string());
-      if (addrs.empty())
-        throw DatabaseError(ErrorCode::unavailable, "08001", "the database host \"" + name + "\" has no address",
-                            ctx.request_id());
-    }
-    internal::HostLists lists;
-    try {
-      lists = internal::ExpandHosts(host, params.count("port") ? params["port"] : "", resolved);
-    } catch (const std::invalid_argument& e) {
-      throw Error(ErrorCode::invalid_argument, std::string("bad PostgreSQL connection string: ") + e.what(),
-                  ctx.request_id());
-    }
-    params["host"] = lists.host;
-    if (lists.hostaddr.find_first_not_of(',') != std::string::npos) params["hostaddr"] = lists.hostaddr;
-    if (!lists.port.empty()) params["port"] = lists.port;
-  }
-  if (options.read_only) params["options"] += " -c default_transaction_read_only=on";
-  if (!params.count("application_name")) params["application_name"] = options.application_name;
-
-  std::vector<const char*> keywords, values;
-  for (auto& [k, v] : params) {
-    keywords.push_back(k.c_str());
-    values.push_back(v.c_str());
-  }
-  keywords.push_back(nullptr);
-  values.push_back(nullptr);
-
-  PgConnPtr pg(PQconnectStartParams(keywords.data(), values.data(), 0));
-  if (!pg) throw Error(ErrorCode::internal, "out of memory starting a PostgreSQL connection", ctx.request_id());
-  auto fail = [&](const std::string& what) {
-    return DatabaseError(ErrorCode::unavailable, "08001", what + ": " + Trim(PQerrorMessage(pg.get())),
-                         ctx.request_id());
-  };
-  if (PQstatus(pg.get()) == CONNECTION_BAD) throw fail("cannot connect to PostgreSQL");
-  PQsetnonblocking(pg.get(), 1);
-
-  for (;;) {
-    const PostgresPollingStatusType st = PQconnectPoll(pg.get());
-    if (st == PGRES_POLLING_OK) break;
-    if (st == PGRES_POLLING_FAILED) throw fail("cannot connect to PostgreSQL");
-    // The socket can change between polls (e.g. when trying the next address).
-    asio::posix::stream_descriptor sock(ex, PQsocket(pg.get()));
-    const auto type = st == PGRES_POLLING_READING ? asio::posix::stream_descriptor::wait_read
-                                                  : asio::posix::stream_descriptor::wait_write;
-    std::exception_ptr failure;
-    try {
-      co_await with_context(ctx, sock.async_wait(type, asio::use_awaitable));
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    sock.release();
-    if (failure) std::rethrow_exception(failure);
-  }
-  if (!PQenterPipelineMode(pg.get())) throw fail("cannot enter pipeline mode");
+  internal::PgConnPtr pg = co_await internal::ConnectLibpq(ctx, options);
   auto conn = std::make_unique<PgConnection>(std::move(pg), std::move(options));
   co_await conn->Init(ctx);
   co_return conn;
