@@ -43,7 +43,7 @@ struct Query {
 enum class Kind {
   statement,  // a stop cancels it
   commit,     // a stop is recorded; the answer is awaited for commit_grace
-  control,    // BEGIN/ROLLBACK/ping under an unbound context
+  control,    // ROLLBACK: no context stop reaches it (it runs under an unbound one)
 };
 
 // What one pipeline (queries + sync) came back with.
