@@ -30,8 +30,6 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-std::atomic<std::uint64_t> g_cancels_sent{0};  // counted as each request's PQcancel returns
-
 struct Query {
   enum class Type { params, prepared, prepare };
   const char* sql;  // the SQL, or for `prepared` the statement name
@@ -289,7 +287,6 @@ class PgConnection final : public Connection {
       cancel_sent_ = true;
       cancel_pending_ = true;
       internal::SendCancelRequest(cancel_, [anchor = anchor_, ex = io_->executor] {
-        g_cancels_sent.fetch_add(1, std::memory_order_relaxed);
         asio::post(ex, [anchor] {
           if (!anchor->owner) return;
           anchor->owner->cancel_pending_ = false;
@@ -481,7 +478,6 @@ class PgConnection final : public Connection {
 
 }  // namespace
 
-std::uint64_t postgresql_cancels_sent() noexcept { return g_cancels_sent.load(std::memory_order_relaxed); }
 
 asio::awaitable<std::unique_ptr<Connection>> open_postgresql(const Context& ctx, PgOptions options) {
   internal::PgConnPtr pg = co_await internal::ConnectLibpq(ctx, options);

@@ -56,9 +56,6 @@ struct PgOptions {
 boost::asio::awaitable<std::unique_ptr<Connection>> open_postgresql(const Context& ctx, PgOptions options);
 ConnectionFactory postgresql_factory(PgOptions options);
 
-// Cancel requests sent so far by this process (for tests and metrics).
-std::uint64_t postgresql_cancels_sent() noexcept;
-
 }  // namespace cutoff::sql
 
 #endif  // CUTOFF_SQL_PG_PG_CONNECTION_HPP_

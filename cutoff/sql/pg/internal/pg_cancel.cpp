@@ -1,5 +1,6 @@
 #include "cutoff/sql/pg/internal/pg_cancel.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -23,6 +24,8 @@ class CancelThread {
     }
     cv_.notify_one();
   }
+
+  std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_relaxed); }
 
   ~CancelThread() {
     {
@@ -53,10 +56,12 @@ class CancelThread {
       }
       char err[256];
       PQcancel(job.cancel.get(), err, sizeof err);  // a failure leaves the drain grace to act
+      sent_.fetch_add(1, std::memory_order_relaxed);
       job.done();
     }
   }
 
+  std::atomic<std::uint64_t> sent_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;
@@ -75,5 +80,7 @@ std::shared_ptr<PGcancel> MakeCancelHandle(PGconn* conn) {
 void SendCancelRequest(std::shared_ptr<PGcancel> cancel, std::function<void()> done) {
   CancelThread::instance().Submit(std::move(cancel), std::move(done));
 }
+
+std::uint64_t CancelRequestsSent() noexcept { return CancelThread::instance().sent(); }
 
 }  // namespace cutoff::sql::internal

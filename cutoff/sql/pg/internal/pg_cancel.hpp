@@ -15,6 +15,7 @@
 
 #include <libpq-fe.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -27,6 +28,10 @@ std::shared_ptr<PGcancel> MakeCancelHandle(PGconn* conn);
 // Queues a cancel request; `done` runs on the cancel thread once PQcancel returned. A failed
 // request is not reported: the caller's bound on the drain is what acts then.
 void SendCancelRequest(std::shared_ptr<PGcancel> cancel, std::function<void()> done);
+
+// Cancel requests this process has sent so far, counted as each PQcancel returns. For tests:
+// a stop must send exactly one, a commit none.
+std::uint64_t CancelRequestsSent() noexcept;
 
 }  // namespace cutoff::sql::internal
 
