@@ -137,9 +137,8 @@ void Server::Impl::StartSweeper() {
   if (sweeper) return;
   sweeper = std::make_unique<internal::IoTimeoutSweeper>(control, internal::SweepInterval(options.limits));
   asio::post(control, [self = shared_from_this()] {
-    self->sweeper->Start(self->live, self, [impl = self.get()] {
-      return impl->shutting_down.load() && impl->connections.load() == 0;
-    });
+    self->sweeper->Start(self->live, self,
+                         [impl = self.get()] { return impl->shutting_down.load() && impl->connections.load() == 0; });
   });
 }
 
@@ -190,22 +189,20 @@ Server::Server(asio::any_io_executor executor, ServerOptions options)
     // What every Prometheus client library serves, so a scrape tells processes apart.
     observe::register_process_metrics(*registry);
     observe::register_build_info(*registry);
-    route(
-        "GET", "/metrics",
-        [registry](const Request&, const Context&) -> asio::awaitable<Response> {
-          co_return Response::text(200, registry->expose(), "text/plain; version=0.0.4; charset=utf-8");
-        },
-        {.name = "metrics", .bind_deadline = false});
+    route("GET", "/metrics",
+          [registry](const Request&, const Context&) -> asio::awaitable<Response> {
+            co_return Response::text(200, registry->expose(), "text/plain; version=0.0.4; charset=utf-8");
+          },
+          {.name = "metrics", .bind_deadline = false});
   }
   if (impl_->options.serve_health) {
     Impl* impl = impl_.get();
-    route(
-        "GET", "/healthz",
-        [impl](const Request&, const Context&) -> asio::awaitable<Response> {
-          if (impl->shutting_down.load()) co_return Response::text(503, "shutting down\n");
-          co_return Response::text(200, "ok\n");
-        },
-        {.name = "healthz", .bind_deadline = false});
+    route("GET", "/healthz",
+          [impl](const Request&, const Context&) -> asio::awaitable<Response> {
+            if (impl->shutting_down.load()) co_return Response::text(503, "shutting down\n");
+            co_return Response::text(200, "ok\n");
+          },
+          {.name = "healthz", .bind_deadline = false});
   }
 }
 

@@ -52,18 +52,19 @@ void Connection::StopHandler(std::uint64_t gen, Duration grace) {
 }
 
 void Connection::WatchDisconnect(std::uint64_t gen) {
-  stream.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), gen](
-                                                         const boost::system::error_code& ec) {
-    if (ec == asio::error::operation_aborted || !self->busy || self->generation != gen) return;
-    if (!ec) {
-      switch (PeekPeer(self->stream.socket().native_handle())) {
-        case PeerState::has_data: return;
-        case PeerState::quiet: self->WatchDisconnect(gen); return;
-        case PeerState::gone: break;
-      }
-    }
-    if (self->stop_source) self->stop_source->request_stop(StopReason::cancelled);
-  });
+  stream.socket().async_wait(tcp::socket::wait_read,
+                             [self = shared_from_this(), gen](const boost::system::error_code& ec) {
+                               if (ec == asio::error::operation_aborted || !self->busy || self->generation != gen)
+                                 return;
+                               if (!ec) {
+                                 switch (PeekPeer(self->stream.socket().native_handle())) {
+                                   case PeerState::has_data: return;
+                                   case PeerState::quiet: self->WatchDisconnect(gen); return;
+                                   case PeerState::gone: break;
+                                 }
+                               }
+                               if (self->stop_source) self->stop_source->request_stop(StopReason::cancelled);
+                             });
 }
 
 void LiveConnections::Add(const std::shared_ptr<Connection>& c) {

@@ -43,8 +43,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
   boost::asio::any_io_executor executor;
   std::chrono::steady_clock::time_point accepted;
   std::string remote;  // address:port, for Request::remote_address
-  std::string peer_key;  // the key it counts under for the per-peer limit; empty: not counted
-  boost::asio::cancellation_signal cancel_signal;  // cancels what the session awaits
+  // The key it counts under for the per-peer limit; empty: not counted.
+  std::string peer_key;
+  // Cancels whatever the session awaits.
+  boost::asio::cancellation_signal cancel_signal;
   std::uint64_t generation = 0;
   // When the pending read or write is cancelled by the sweeper (through `cancel_signal`).
   SweptDeadline io_deadline;
@@ -54,13 +56,14 @@ struct Connection : std::enable_shared_from_this<Connection> {
   // fails every operation on it.
   SweptDeadline close_deadline;
 
-  bool busy = false;         // a request (or a WebSocket) is being served
-  bool watching = false;     // a disconnect watch is pending
+  bool busy = false;      // a request (or a WebSocket) is being served
+  bool watching = false;  // a disconnect watch is pending
   bool serving_websocket = false;
   bool close_after = false;  // answer the current request, then close
-  std::optional<CancelSource> stop_source;  // the current request's (or WebSocket's) context, while it runs
+  // Stops the current request's (or WebSocket's) context; set while it runs.
+  std::optional<CancelSource> stop_source;
   std::shared_ptr<ResponseMark> response_mark;  // the current (or last) request's
-  std::shared_ptr<RequestValues> values;   // the current (or last) request's, reused when free
+  std::shared_ptr<RequestValues> values;        // the current (or last) request's, reused when free
 
   void SetIoDeadline(Duration timeout) {
     io_timed_out = false;

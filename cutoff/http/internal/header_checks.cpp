@@ -87,8 +87,7 @@ int StatusForReadError(const boost::system::error_code& ec) noexcept {
   if (ec == bhttp::error::body_limit) return 413;
   if (ec == boost::beast::error::timeout) return 408;
   if (ec == bhttp::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-      ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor ||
-      ec == bhttp::error::partial_message)
+      ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor || ec == bhttp::error::partial_message)
     return 0;
   return 400;
 }

@@ -28,8 +28,7 @@ void IoTimeoutSweeper::Schedule(LiveConnections& connections, std::shared_ptr<co
     if (ec || finished_()) return;
     const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
     connections.VisitLocked([now](const std::shared_ptr<Connection>& c) {
-      if (const std::int64_t due = c->io_deadline.DueBy(now))
-        asio::post(c->executor, [c, due] { c->IoExpired(due); });
+      if (const std::int64_t due = c->io_deadline.DueBy(now)) asio::post(c->executor, [c, due] { c->IoExpired(due); });
       if (const std::int64_t due = c->close_deadline.DueBy(now))
         asio::post(c->executor, [c, due] { c->CloseExpired(due); });
     });

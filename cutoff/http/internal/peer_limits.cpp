@@ -6,8 +6,7 @@ namespace ip = boost::asio::ip;
 
 std::string PeerKey(ip::address address, const ServerLimits& limits) {
   if (limits.max_connections_per_peer == 0) return {};
-  if (address.is_v6() && address.to_v6().is_v4_mapped())
-    address = ip::make_address_v4(ip::v4_mapped, address.to_v6());
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) address = ip::make_address_v4(ip::v4_mapped, address.to_v6());
   if (address.is_loopback() && !limits.limit_loopback_peers) return {};
   if (address.is_v4()) {
     const auto b = address.to_v4().to_bytes();

@@ -17,9 +17,7 @@ TEST(PeerLimits, AnIpv4PeerCountsByItsAddress) {
   EXPECT_FALSE(Key("203.0.113.7").empty());
 }
 
-TEST(PeerLimits, AnIpv4MappedPeerCountsAsItsIpv4Address) {
-  EXPECT_EQ(Key("::ffff:203.0.113.7"), Key("203.0.113.7"));
-}
+TEST(PeerLimits, AnIpv4MappedPeerCountsAsItsIpv4Address) { EXPECT_EQ(Key("::ffff:203.0.113.7"), Key("203.0.113.7")); }
 
 TEST(PeerLimits, AnIpv6PeerCountsByItsSlash64) {
   EXPECT_EQ(Key("2001:db8:1:2::1"), Key("2001:db8:1:2:ffff:ffff:ffff:ffff"));

@@ -45,8 +45,12 @@ TEST(RequestId, NewIdsAre15HexDigitsAndDistinct) {
 TEST(RequestId, ThreadsDrawDifferentIds) {
   // Each thread seeds its own sequence: two threads must not produce the same ids.
   std::vector<std::string> a, b;
-  std::thread ta([&] { for (int i = 0; i < 1000; ++i) a.push_back(NewRequestId()); });
-  std::thread tb([&] { for (int i = 0; i < 1000; ++i) b.push_back(NewRequestId()); });
+  std::thread ta([&] {
+    for (int i = 0; i < 1000; ++i) a.push_back(NewRequestId());
+  });
+  std::thread tb([&] {
+    for (int i = 0; i < 1000; ++i) b.push_back(NewRequestId());
+  });
   ta.join();
   tb.join();
   std::set<std::string> all(a.begin(), a.end());

@@ -11,9 +11,9 @@ bool ValidFieldName(std::string_view name) {
   if (name.empty()) return false;
   for (char c : name) {
     const auto u = static_cast<unsigned char>(c);
-    if (u <= ' ' || u >= 0x7f || c == ':' || c == '(' || c == ')' || c == ',' || c == ';' || c == '"' ||
-        c == '/' || c == '[' || c == ']' || c == '?' || c == '=' || c == '{' || c == '}' || c == '\\' || c == '<' ||
-        c == '>' || c == '@')
+    if (u <= ' ' || u >= 0x7f || c == ':' || c == '(' || c == ')' || c == ',' || c == ';' || c == '"' || c == '/' ||
+        c == '[' || c == ']' || c == '?' || c == '=' || c == '{' || c == '}' || c == '\\' || c == '<' || c == '>' ||
+        c == '@')
       return false;
   }
   return true;

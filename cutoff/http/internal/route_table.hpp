@@ -23,7 +23,7 @@ namespace cutoff::http::internal {
 struct RouteEntry {
   std::string method;  // empty for WebSocket routes
   std::string path;
-  std::string name;    // options.name, or the path: the route's name in metrics and logs
+  std::string name;  // options.name, or the path: the route's name in metrics and logs
   Handler handler;
   WebSocketHandler ws_handler;
   std::vector<std::string> subprotocols;

@@ -8,9 +8,8 @@ namespace {
 namespace asio = boost::asio;
 
 Handler Answer(int status) {
-  return [status](const Request&, const Context&) -> asio::awaitable<Response> {
-    co_return Response::text(status, "");
-  };
+  return
+      [status](const Request&, const Context&) -> asio::awaitable<Response> { co_return Response::text(status, ""); };
 }
 
 class RouteTableTest : public ::testing::Test {

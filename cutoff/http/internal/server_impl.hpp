@@ -70,9 +70,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   internal::ServerMetrics metrics;
   internal::ServerLog log;  // writes to options.log
 
-  Context Background() const {
-    return options.timers ? Context::background(*options.timers) : Context::background();
-  }
+  Context Background() const { return options.timers ? Context::background(*options.timers) : Context::background(); }
 
   // server.cpp: connections coming and going, shutdown.
   boost::asio::awaitable<void> AcceptLoop(std::shared_ptr<Impl> self, boost::asio::ip::tcp::acceptor& acceptor);
@@ -101,8 +99,8 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   // Runs the route's handler and turns anything it throws into a response: the taxonomy's
   // status for cutoff::Error, 500 (details logged, not sent) for anything else. `failed`
   // receives the code of the error it turned into a response, for the request log.
-  boost::asio::awaitable<Response> RunHandler(const internal::RouteEntry& route, const Request& req,
-                                              const Context& ctx, std::optional<ErrorCode>& failed);
+  boost::asio::awaitable<Response> RunHandler(const internal::RouteEntry& route, const Request& req, const Context& ctx,
+                                              std::optional<ErrorCode>& failed);
   // The answer for a handler's error, read against the request's ledger (a stop after the
   // handler's work committed is commit_ambiguous, never a safe failure).
   Response AnswerError(const internal::RouteEntry& route, const Context& ctx, const Error& raw,

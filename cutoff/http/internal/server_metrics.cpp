@@ -10,14 +10,13 @@ ServerMetrics::ServerMetrics(observe::Registry* registry) {
   if (!registry) return;
   auto& reg = *registry;
   deadline_metrics_.emplace(reg);
-  requests_ = &reg.counter("cutoff_http_requests_total", "HTTP requests answered, by route and status.",
-                           {"route", "code"});
+  requests_ =
+      &reg.counter("cutoff_http_requests_total", "HTTP requests answered, by route and status.", {"route", "code"});
   durations_ = &reg.histogram("cutoff_http_request_duration_seconds",
                               "Time from a request's headers being read to its response being written.", {"route"},
                               observe::latency_buckets());
   bad_requests_ = &reg.counter("cutoff_http_bad_requests_total",
-                               "Requests refused before routing (limits, timeouts, malformed), by reason.",
-                               {"reason"});
+                               "Requests refused before routing (limits, timeouts, malformed), by reason.", {"reason"});
   connections_ = &reg.gauge("cutoff_http_connections", "Open HTTP connections.").with({});
   in_flight_ = &reg.gauge("cutoff_http_requests_in_flight", "Requests being handled.").with({});
   budget_received_ = &deadline_metrics_->budget_received.with({"http"});

@@ -174,8 +174,8 @@ asio::awaitable<void> Server::Impl::Session(std::shared_ptr<Impl> /*self*/, std:
       const bool upgrade = beast::websocket::is_upgrade(parser.get());
       const bool keep_alive = parser.get().keep_alive();
       internal::BeastRequest beast_request = parser.release();
-      Request req = internal::to_request(upgrade ? internal::BeastRequest(beast_request) : std::move(beast_request),
-                                         c->remote);
+      Request req =
+          internal::to_request(upgrade ? internal::BeastRequest(beast_request) : std::move(beast_request), c->remote);
       const internal::RouteMatch match = routes.Find(req.path(), req.method, upgrade);
       if (upgrade && match.route) {
         co_await internal::ServeWebSocket(*c, *match.route, std::move(beast_request), std::move(req),
@@ -332,7 +332,7 @@ asio::awaitable<bool> Server::Impl::WriteResponse(Connection& c, const Response&
   }
   const bool bodiless = head_only || internal::Bodiless(r.status);
   const std::array<asio::const_buffer, 2> buffers{asio::buffer(head),
-                                                   bodiless ? asio::const_buffer() : asio::buffer(r.body)};
+                                                  bodiless ? asio::const_buffer() : asio::buffer(r.body)};
   c.SetIoDeadline(timeout);
   auto [ec, n] = co_await asio::async_write(c.stream.socket(), buffers, as_tuple(use_awaitable));
   c.ClearIoDeadline();

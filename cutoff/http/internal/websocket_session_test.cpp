@@ -14,9 +14,7 @@ TEST(ChooseSubprotocol, PicksTheServersFirstPreferenceThatIsOffered) {
   EXPECT_EQ(ChooseSubprotocol(" , ,graphql-ws", accepted), "graphql-ws");
 }
 
-TEST(ChooseSubprotocol, ARouteThatAcceptsNoneAnswersWithNone) {
-  EXPECT_EQ(ChooseSubprotocol("graphql-ws", {}), "");
-}
+TEST(ChooseSubprotocol, ARouteThatAcceptsNoneAnswersWithNone) { EXPECT_EQ(ChooseSubprotocol("graphql-ws", {}), ""); }
 
 TEST(ChooseSubprotocol, NamesCompareExactly) {
   EXPECT_EQ(ChooseSubprotocol("GraphQL-WS", {"graphql-ws"}), "");
