@@ -30,8 +30,9 @@ endfunction()
 
 # cutoff_add_module(NAME SOURCES ... [DEPS ...] [TESTS ...] [TEST_DEPS ...] [TEST_PROPERTIES ...])
 # Builds static library cutoff_<NAME> (alias cutoff::<NAME>) from sources under cutoff/<NAME>.
-# TESTS are collected into one test binary per module, <NAME>_test; TEST_PROPERTIES are
-# CTest properties for each of its tests (e.g. FIXTURES_REQUIRED postgres).
+# TESTS are collected into one test binary per module, <NAME>_test, which links TEST_DEPS and
+# cutoff_test_support (tests/support); TEST_PROPERTIES are CTest properties for each of its
+# tests (e.g. FIXTURES_REQUIRED postgres).
 set_property(GLOBAL PROPERTY CUTOFF_MODULES "")
 function(cutoff_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;TESTS;TEST_DEPS;TEST_PROPERTIES" ${ARGN})
@@ -69,7 +70,8 @@ function(cutoff_add_module_tests)
     endif()
     list(TRANSFORM tests PREPEND "${dir}/")
     add_executable(${name}_test ${tests})
-    target_link_libraries(${name}_test PRIVATE cutoff::${name} ${deps} GTest::gmock GTest::gtest_main)
+    target_link_libraries(${name}_test PRIVATE cutoff::${name} ${deps} cutoff_test_support
+                                               GTest::gmock GTest::gtest_main)
     cutoff_target_defaults(${name}_test)
     gtest_discover_tests(${name}_test DISCOVERY_MODE PRE_TEST TEST_PREFIX "${name}." PROPERTIES TIMEOUT 120 ${properties})
   endforeach()
