@@ -28,19 +28,37 @@ function(cutoff_target_defaults target)
   endif()
 endfunction()
 
-# cutoff_add_module(NAME SOURCES ... [DEPS ...] [TESTS ...] [TEST_DEPS ...] [TEST_PROPERTIES ...])
-# Builds static library cutoff_<NAME> (alias cutoff::<NAME>) from sources under cutoff/<NAME>.
+# cutoff_add_module(NAME HDRS ... [INTERNAL_HDRS ...] [PRIVATE_HDRS ...] SOURCES ... [DEPS ...]
+#                   [TESTS ...] [TEST_DEPS ...] [TEST_PROPERTIES ...])
+# Builds library cutoff_<NAME> (alias cutoff::<NAME>) from sources under cutoff/<NAME>.
+# HDRS are its public headers: the ones installed, and the only ones users include.
+# INTERNAL_HDRS are headers in internal/ that public headers include (their inline code needs
+# them): installed too, but not API. PRIVATE_HDRS are headers outside internal/ that only the
+# module's sources include. A header in an internal/ directory is private unless listed in
+# INTERNAL_HDRS. `install.public_headers` checks the lists against the tree and the install.
 # TESTS are collected into one test binary per module, <NAME>_test, which links TEST_DEPS and
 # cutoff_test_support (tests/support); TEST_PROPERTIES are CTest properties for each of its
 # tests (e.g. FIXTURES_REQUIRED postgres).
 set_property(GLOBAL PROPERTY CUTOFF_MODULES "")
+set_property(GLOBAL PROPERTY CUTOFF_HEADER_MANIFEST "")
 function(cutoff_add_module name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;TESTS;TEST_DEPS;TEST_PROPERTIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "HDRS;INTERNAL_HDRS;PRIVATE_HDRS;SOURCES;DEPS;TESTS;TEST_DEPS;TEST_PROPERTIES"
+                        ${ARGN})
   set(target cutoff_${name})
   add_library(${target} STATIC ${ARG_SOURCES})
   add_library(cutoff::${name} ALIAS ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON
                                              OUTPUT_NAME cutoff_${name})
+  target_sources(${target} PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR}
+                                  FILES ${ARG_HDRS} ${ARG_INTERNAL_HDRS})
+  target_sources(${target} PRIVATE ${ARG_PRIVATE_HDRS})
+  foreach(kind IN ITEMS HDRS INTERNAL_HDRS PRIVATE_HDRS)
+    foreach(header IN LISTS ARG_${kind})
+      cmake_path(ABSOLUTE_PATH header)
+      cmake_path(RELATIVE_PATH header BASE_DIRECTORY ${PROJECT_SOURCE_DIR})
+      set_property(GLOBAL APPEND PROPERTY CUTOFF_HEADER_MANIFEST "${kind} ${header}")
+    endforeach()
+  endforeach()
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
                                               $<INSTALL_INTERFACE:include>)
   target_compile_features(${target} PUBLIC cxx_std_20)

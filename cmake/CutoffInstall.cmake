@@ -14,12 +14,16 @@ set_target_properties(cutoff_all PROPERTIES EXPORT_NAME cutoff)
 target_link_libraries(cutoff_all INTERFACE ${module_targets})
 add_library(cutoff::cutoff ALIAS cutoff_all)
 
+# Headers: each module's HDRS and INTERNAL_HDRS (cutoff_add_module), nothing else.
 install(TARGETS ${module_targets} cutoff_all EXPORT cutoffTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY cutoff/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cutoff
-        FILES_MATCHING PATTERN "*.hpp" PATTERN "*_test.hpp" EXCLUDE)
+# The lists, for the test that checks them against the tree and the install.
+get_property(header_manifest GLOBAL PROPERTY CUTOFF_HEADER_MANIFEST)
+list(JOIN header_manifest "\n" header_manifest)
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/cutoff-headers.txt" "${header_manifest}\n")
 if(TARGET cutoff)
   install(TARGETS cutoff RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
