@@ -19,9 +19,9 @@
 #include <thread>
 
 #include "cutoff/core/error.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/graphql/parser.hpp"
+#include "fixture/fixture_resolvers.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"

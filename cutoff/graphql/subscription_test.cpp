@@ -12,9 +12,9 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/executor.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/validation.hpp"
+#include "fixture/fixture_resolvers.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/http/client.hpp"
+#include "fixture/fixture_resolvers.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"

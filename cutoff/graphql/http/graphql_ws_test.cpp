@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "cutoff/graphql/event_stream.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "fixture/fixture_resolvers.hpp"
 #include "tests/support/time_scale.hpp"
 
 namespace cutoff::graphql {
