@@ -30,7 +30,8 @@ endfunction()
 
 # cutoff_add_module(NAME HDRS ... [INTERNAL_HDRS ...] [PRIVATE_HDRS ...] SOURCES ... [DEPS ...]
 #                   [TESTS ...] [TEST_DEPS ...] [TEST_PROPERTIES ...])
-# Builds library cutoff_<NAME> (alias cutoff::<NAME>) from sources under cutoff/<NAME>.
+# Builds library cutoff_<NAME> (alias cutoff::<NAME>) from sources under cutoff/<NAME>: static,
+# or shared with BUILD_SHARED_LIBS=ON.
 # HDRS are its public headers: the ones installed, and the only ones users include.
 # INTERNAL_HDRS are headers in internal/ that public headers include (their inline code needs
 # them): installed too, but not API. PRIVATE_HDRS are headers outside internal/ that only the
@@ -45,10 +46,16 @@ function(cutoff_add_module name)
   cmake_parse_arguments(ARG "" "" "HDRS;INTERNAL_HDRS;PRIVATE_HDRS;SOURCES;DEPS;TESTS;TEST_DEPS;TEST_PROPERTIES"
                         ${ARGN})
   set(target cutoff_${name})
-  add_library(${target} STATIC ${ARG_SOURCES})
+  add_library(${target} ${ARG_SOURCES})
   add_library(cutoff::${name} ALIAS ${target})
-  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON
-                                             OUTPUT_NAME cutoff_${name})
+  # Static or shared, the objects compile with the same command (position-independent, and no
+  # <target>_EXPORTS define, which nothing reads: symbols have default visibility), so a
+  # shared build of the same sources is all ccache hits.
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME cutoff_${name}
+                                             POSITION_INDEPENDENT_CODE ON DEFINE_SYMBOL ""
+                                             VERSION ${PROJECT_VERSION}
+                                             SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+                                             INSTALL_RPATH $ORIGIN)
   target_sources(${target} PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR}
                                   FILES ${ARG_HDRS} ${ARG_INTERNAL_HDRS})
   target_sources(${target} PRIVATE ${ARG_PRIVATE_HDRS})
@@ -65,7 +72,7 @@ function(cutoff_add_module name)
   target_link_libraries(${target} PUBLIC ${ARG_DEPS})
   cutoff_target_defaults(${target})
   if(CUTOFF_SANITIZE)
-    # A sanitized static library needs the sanitizer runtime wherever it is linked.
+    # A sanitized library needs the sanitizer runtime wherever it is linked.
     target_link_options(${target} INTERFACE -fsanitize=${CUTOFF_SANITIZE})
   endif()
   set_property(GLOBAL APPEND PROPERTY CUTOFF_MODULES ${name})
