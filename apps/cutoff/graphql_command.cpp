@@ -34,6 +34,7 @@
 #include "conventions.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/graphql/document_cache.hpp"
 #include "cutoff/graphql/executor.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/validation.hpp"
@@ -144,21 +145,21 @@ int RunExec(const ExecOptions& opts) {
 
   gql::Response response;
   int signal = 0;
-  gql::ParseResult parsed = gql::parse(query->text);
-  if (!parsed.ok()) {
-    response.errors.push_back(*parsed.error);
+  const std::shared_ptr<const gql::PreparedDocument> prepared =
+      gql::prepare_document(*schema, query->text, gql::ParseOptions{}, gql::ValidationOptions{});
+  if (!prepared->ok()) {
+    response.errors = prepared->errors;
     // `--query q.graphql` used to name a file: say how to write that now.
-    if (std::string hint = FileHint("--query", opts.query); !hint.empty())
+    if (std::string hint = FileHint("--query", opts.query);
+        !hint.empty() && prepared->errors.front().code == gql::graphql_codes::kParseFailed)
       std::fprintf(stderr, "cutoff graphql exec: %s\n", hint.c_str());
-  } else if (auto errors = gql::validate(*schema, *parsed.document); !errors.empty()) {
-    response.errors = std::move(errors);
   } else {
     gql::Request req;
-    req.document = parsed.document.get();
+    req.document = prepared->document.get();
     req.operation_name = opts.operation;
     req.variables = std::move(*variables);
     req.root_value = gql::Data::json(&fixture);
-    if (IsSubscription(*parsed.document, opts.operation)) return RunSubscription(*schema, req, opts);
+    if (IsSubscription(*prepared->document, opts.operation)) return RunSubscription(*schema, req, opts);
     gql::ExecutionOptions exec_options;
     if (opts.whole_response) exec_options.policy = gql::StopPolicy::whole_response;
     Context base;

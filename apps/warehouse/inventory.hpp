@@ -65,9 +65,6 @@ struct InventoryOptions {
   std::chrono::milliseconds effect_timeout{2'000};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
-  // Called at each step of every effect region (effects::FaultHook): tests and drills slow a
-  // step down to land stops on it. Never set in production.
-  effects::FaultHook effect_fault;
   // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions);
   // null: nowhere. Must outlive the Inventory.
   observe::Registry* metrics = nullptr;

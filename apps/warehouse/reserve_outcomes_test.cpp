@@ -26,12 +26,14 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/effects/classify.hpp"
+#include "cutoff/effects/internal/fault_points.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/error_document.hpp"
 #include "cutoff/http/server.hpp"
@@ -88,6 +90,7 @@ class ReserveOutcomes : public ::testing::Test {
     inventory_server_.reset();
     gateway_.reset();
     inventory_.reset();
+    slow_disk_.reset();
   }
 
   void Start(const std::string& db_url) {
@@ -100,14 +103,15 @@ class ReserveOutcomes : public ::testing::Test {
     // A slow disk, when the sweep asks for one: each step of the reservation's effect region
     // (before its statements, at COMMIT, after it) takes `step_delay_` longer, so the budgets
     // land stops on every step, the shielded commit included.
-    inv.effect_fault = [this](effects::Step step, const Context&) -> asio::awaitable<void> {
+    slow_disk_.emplace(effects::internal::kEffectStep, [this](effects::Step step,
+                                                             const Context&) -> asio::awaitable<void> {
       const auto delay = std::chrono::microseconds(step_delay_us_.load());
       if (delay.count() == 0 ||
           (step != effects::Step::body && step != effects::Step::sending_commit && step != effects::Step::after_commit))
         co_return;
       asio::steady_timer t(co_await asio::this_coro::executor, delay);
       co_await t.async_wait(asio::use_awaitable);  // not stoppable: a disk is not either
-    };
+    });
     inventory_ = std::make_unique<Inventory>(inv);
     const Context setup = Context().with_timeout(std::chrono::minutes(2));  // outlives the start
     auto started = asio::co_spawn(io_, inventory_->start(setup), asio::use_future);
@@ -213,6 +217,7 @@ class ReserveOutcomes : public ::testing::Test {
 
   std::string db_url_;
   std::atomic<std::int64_t> step_delay_us_{0};
+  std::optional<cutoff::internal::ScopedFault> slow_disk_;  // armed while the services run
   asio::io_context io_{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_;
   std::unique_ptr<Inventory> inventory_;

@@ -1,6 +1,8 @@
 #include "cutoff/core/error.hpp"
 
 #include <array>
+#include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
 
 namespace cutoff {
 namespace {
@@ -9,27 +11,27 @@ namespace {
 // in ErrorCode order. gRPC numbers are grpc::StatusCode values.
 constexpr std::array<ErrorCodeInfo, 11> kTable = {{
     {ErrorCode::deadline_exceeded, "deadline_exceeded", "timeout", false, 504, "DEADLINE_EXCEEDED", 4,
-     "DEADLINE_EXCEEDED", 6, "the time budget ran out", true},
+     "DEADLINE_EXCEEDED", 6, "the time budget ran out", true, StopReason::deadline_exceeded},
     {ErrorCode::cancelled, "cancelled", "cancelled", false, 499, "CANCELLED", 1, "CANCELLED", 130,
-     "the caller cancelled the request", true},
+     "the caller cancelled the request", true, StopReason::cancelled},
     {ErrorCode::shutdown, "shutdown", "unavailable", true, 503, "SHUTTING_DOWN", 14, "UNAVAILABLE", 143,
-     "the server is shutting down", true},
+     "the server is shutting down", true, StopReason::shutdown},
     {ErrorCode::commit_ambiguous, "commit_ambiguous", "internal", false, 500, "COMMIT_AMBIGUOUS", 2, "UNKNOWN", 1,
-     "the operation was stopped at or after its commit point; it may have taken effect", false},
+     "the operation was stopped at or after its commit point; it may have taken effect", false, StopReason::none},
     {ErrorCode::attempt_timeout, "attempt_timeout", "infrastructure", true, 504, "UPSTREAM_TIMEOUT", 14,
-     "UNAVAILABLE", 1, "an attempt timed out", true},
+     "UNAVAILABLE", 1, "an attempt timed out", true, StopReason::none},
     {ErrorCode::overloaded, "overloaded", "unavailable", true, 503, "OVERLOADED", 8, "RESOURCE_EXHAUSTED", 1,
-     "the service is overloaded", true},
+     "the service is overloaded", true, StopReason::none},
     {ErrorCode::idempotency_conflict, "idempotency_conflict", "conflict", false, 409, "IDEMPOTENCY_CONFLICT", 10,
-     "ABORTED", 1, "the idempotency key is in use by a different or concurrent request", false},
+     "ABORTED", 1, "the idempotency key is in use by a different or concurrent request", false, StopReason::none},
     {ErrorCode::invalid_argument, "invalid_argument", "invalid", false, 400, "BAD_USER_INPUT", 3,
-     "INVALID_ARGUMENT", 2, "the request is invalid", false},
+     "INVALID_ARGUMENT", 2, "the request is invalid", false, StopReason::none},
     {ErrorCode::not_found, "not_found", "not_found", false, 404, "NOT_FOUND", 5, "NOT_FOUND", 1,
-     "not found", false},
+     "not found", false, StopReason::none},
     {ErrorCode::unavailable, "unavailable", "unavailable", true, 503, "UNAVAILABLE", 14, "UNAVAILABLE", 1,
-     "a dependency is unavailable", true},
+     "a dependency is unavailable", true, StopReason::none},
     {ErrorCode::internal, "internal", "internal", false, 500, "INTERNAL_SERVER_ERROR", 13, "INTERNAL", 1,
-     "internal error", false},
+     "internal error", false, StopReason::none},
 }};
 
 constexpr bool TableIsInCodeOrder() {
@@ -40,6 +42,16 @@ constexpr bool TableIsInCodeOrder() {
 }
 static_assert(TableIsInCodeOrder(), "kTable rows must follow ErrorCode order");
 static_assert(kTable.size() == static_cast<std::size_t>(ErrorCode::internal) + 1, "one row per ErrorCode");
+
+constexpr bool EveryStopHasOneCode() {
+  for (const StopReason reason : {StopReason::deadline_exceeded, StopReason::cancelled, StopReason::shutdown}) {
+    int rows = 0;
+    for (const auto& row : kTable) rows += row.stop == reason ? 1 : 0;
+    if (rows != 1) return false;
+  }
+  return true;
+}
+static_assert(EveryStopHasOneCode(), "each stop reason is reported by exactly one code");
 
 }  // namespace
 
@@ -65,13 +77,41 @@ std::optional<ErrorCode> parse_graphql_error_code(std::string_view graphql_code)
 }
 
 ErrorCode error_code_for(StopReason reason) noexcept {
-  switch (reason) {
-    case StopReason::deadline_exceeded: return ErrorCode::deadline_exceeded;
-    case StopReason::cancelled: return ErrorCode::cancelled;
-    case StopReason::shutdown: return ErrorCode::shutdown;
-    case StopReason::none: break;
+  if (reason == StopReason::none) return ErrorCode::internal;
+  for (const auto& row : kTable) {
+    if (row.stop == reason) return row.code;
   }
   return ErrorCode::internal;
+}
+
+bool is_cancellation(const std::exception_ptr& failure) noexcept {
+  if (!failure) return false;
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Error& error) {
+    return is_stop(error.code());
+  } catch (const boost::system::system_error& error) {
+    return error.code() == boost::asio::error::operation_aborted;
+  } catch (...) {
+  }
+  return false;
+}
+
+Error to_error(const std::exception_ptr& failure, StopReason aborted_by, std::string request_id) {
+  if (!failure) return Error(ErrorCode::internal, "no exception", std::move(request_id));
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Error& error) {
+    return error;
+  } catch (const boost::system::system_error& error) {
+    if (error.code() == boost::asio::error::operation_aborted && aborted_by != StopReason::none)
+      return Error::stopped(aborted_by, std::move(request_id));
+    return Error(ErrorCode::internal, error.what(), std::move(request_id));
+  } catch (const std::exception& error) {
+    return Error(ErrorCode::internal, error.what(), std::move(request_id));
+  } catch (...) {
+  }
+  return Error(ErrorCode::internal, "unknown exception", std::move(request_id));
 }
 
 int cli_exit_code(ErrorCode code, int signal_number) noexcept {

@@ -55,6 +55,8 @@ struct ErrorCodeInfo {
   // dependency unreachable or refusing): reported after a commit point, it would read as a
   // safe failure when the effect may exist (see report_after_commit_point, commit_ledger.hpp).
   bool leaves_effect_unknown;
+  // The stop this code reports (deadline_exceeded, cancelled, shutdown); none for the rest.
+  StopReason stop;
 };
 
 const ErrorCodeInfo& info(ErrorCode code) noexcept;
@@ -66,8 +68,26 @@ std::optional<ErrorCode> parse_error_code(std::string_view name) noexcept;
 std::optional<ErrorCode> parse_graphql_error_code(std::string_view graphql_code) noexcept;
 inline std::string_view to_string(ErrorCode code) noexcept { return info(code).name; }
 
-// The error code a stop turns into.
+// The error code a stop turns into (internal for StopReason::none).
 ErrorCode error_code_for(StopReason reason) noexcept;
+
+// ---- Predicates on codes: the questions every layer asks, answered from the table. ----
+
+// deadline_exceeded, cancelled or shutdown: the caller's own stop, not a dependency's failure.
+inline bool is_stop(ErrorCode code) noexcept;
+// The stop `code` reports; StopReason::none when it is not a stop.
+inline StopReason stop_reason_of(ErrorCode code) noexcept;
+// A stop or commit_ambiguous: never retried, never replaced by a fallback, never counted as a
+// dependency failure. Retrying a stop cannot help (the same budget is spent, or nobody waits);
+// retrying commit_ambiguous could apply an effect twice.
+inline bool never_retried(ErrorCode code) noexcept;
+// attempt_timeout, unavailable and overloaded: another attempt inside the same budget may
+// succeed (the retryable codes that are not stops).
+inline bool retry_may_help(ErrorCode code) noexcept;
+// invalid_argument, not_found and idempotency_conflict: the request was refused on its merits,
+// so the service that refused it is working (the failures that are neither retried, nor
+// stops, nor commit_ambiguous, nor internal).
+inline bool is_caller_error(ErrorCode code) noexcept;
 
 // CLI exit code for `code`; a cancellation caused by a signal exits 128 + signal
 // (130 for SIGINT, 143 for SIGTERM), as shells expect.
@@ -98,6 +118,46 @@ class Error : public std::exception {
   std::string request_id_;
   std::string what_;
 };
+
+// ---- What an exception means: the one reading every layer uses. ----
+
+// The exception of type E inside `failure`, or null when it holds something else (or
+// nothing). The pointer stays valid for as long as `failure` refers to the exception.
+template <typename E>
+const E* find_exception(const std::exception_ptr& failure) noexcept {
+  if (!failure) return nullptr;
+  try {
+    std::rethrow_exception(failure);
+  } catch (const E& e) {
+    return &e;  // the exception object lives as long as `failure` refers to it
+  } catch (...) {
+  }
+  return nullptr;
+}
+inline const Error* find_error(const std::exception_ptr& failure) noexcept { return find_exception<Error>(failure); }
+
+// A cutoff stop (an Error whose code is a stop) or Asio's operation_aborted: the work was
+// cancelled rather than failed.
+bool is_cancellation(const std::exception_ptr& failure) noexcept;
+
+// The Error that `failure` stands for:
+//  - a cutoff::Error is itself;
+//  - Asio's operation_aborted is the stop `aborted_by` when that is not none (a coroutine
+//    cancelled because its context stopped reports the stop, not the abort);
+//  - anything else (including an unexplained abort) is `internal`, keeping its what().
+// Callers log or mask `internal` results: they are bugs or unclassified failures.
+Error to_error(const std::exception_ptr& failure, StopReason aborted_by = StopReason::none,
+               std::string request_id = {});
+
+// ---- inline definitions ----
+
+inline bool is_stop(ErrorCode code) noexcept { return info(code).stop != StopReason::none; }
+inline StopReason stop_reason_of(ErrorCode code) noexcept { return info(code).stop; }
+inline bool never_retried(ErrorCode code) noexcept { return is_stop(code) || code == ErrorCode::commit_ambiguous; }
+inline bool retry_may_help(ErrorCode code) noexcept { return info(code).retryable && !is_stop(code); }
+inline bool is_caller_error(ErrorCode code) noexcept {
+  return !info(code).retryable && !never_retried(code) && code != ErrorCode::internal;
+}
 
 }  // namespace cutoff
 

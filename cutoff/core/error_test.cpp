@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
 #include <csignal>
+#include <stdexcept>
 #include <set>
 
 #include "cutoff/core/commit_ledger.hpp"
@@ -128,6 +131,87 @@ TEST(ReportAfterCommitPoint, SaysWhetherARetryWithTheSameKeyIsSafe) {
   EXPECT_NE(report_after_commit_point(Error(ErrorCode::unavailable, "down"), keyed, "x").message().find(
                 "x failed (unavailable)"),
             std::string::npos);
+}
+
+TEST(ErrorPredicates, StopsAreTheThreeStopCodesAndEachNamesItsReason) {
+  std::set<StopReason> reasons;
+  for (const ErrorCodeInfo& i : all_error_codes()) {
+    const bool stop = i.code == ErrorCode::deadline_exceeded || i.code == ErrorCode::cancelled ||
+                      i.code == ErrorCode::shutdown;
+    EXPECT_EQ(is_stop(i.code), stop) << i.name;
+    if (stop) {
+      reasons.insert(stop_reason_of(i.code));
+      EXPECT_EQ(error_code_for(stop_reason_of(i.code)), i.code) << i.name;
+      EXPECT_EQ(Error::stopped(stop_reason_of(i.code)).code(), i.code) << i.name;
+    } else {
+      EXPECT_EQ(stop_reason_of(i.code), StopReason::none) << i.name;
+    }
+  }
+  EXPECT_EQ(reasons.size(), 3U);
+  EXPECT_EQ(error_code_for(StopReason::none), ErrorCode::internal);
+}
+
+TEST(ErrorPredicates, RetriesHelpOnlyForTransientInfrastructureFailures) {
+  std::set<ErrorCode> helps, never, caller;
+  for (const ErrorCodeInfo& i : all_error_codes()) {
+    if (retry_may_help(i.code)) helps.insert(i.code);
+    if (never_retried(i.code)) never.insert(i.code);
+    if (is_caller_error(i.code)) caller.insert(i.code);
+    EXPECT_FALSE(retry_may_help(i.code) && never_retried(i.code)) << i.name;
+  }
+  EXPECT_EQ(helps, (std::set<ErrorCode>{ErrorCode::attempt_timeout, ErrorCode::overloaded, ErrorCode::unavailable}));
+  EXPECT_EQ(never, (std::set<ErrorCode>{ErrorCode::deadline_exceeded, ErrorCode::cancelled, ErrorCode::shutdown,
+                                        ErrorCode::commit_ambiguous}));
+  EXPECT_EQ(caller, (std::set<ErrorCode>{ErrorCode::invalid_argument, ErrorCode::not_found,
+                                         ErrorCode::idempotency_conflict}));
+}
+
+std::exception_ptr Thrown(auto exception) { return std::make_exception_ptr(exception); }
+
+TEST(ToError, ACutoffErrorIsItselfWithItsStopReason) {
+  const Error e = to_error(Thrown(Error::stopped(StopReason::shutdown, "r1")), StopReason::cancelled, "r2");
+  EXPECT_EQ(e.code(), ErrorCode::shutdown);
+  EXPECT_EQ(e.stop_reason(), StopReason::shutdown);
+  EXPECT_EQ(e.request_id(), "r1");
+  const Error plain = to_error(Thrown(Error(ErrorCode::not_found, "no such item")));
+  EXPECT_EQ(plain.code(), ErrorCode::not_found);
+  EXPECT_EQ(plain.message(), "no such item");
+  EXPECT_EQ(plain.stop_reason(), StopReason::none);
+}
+
+TEST(ToError, AnAsioAbortIsTheStopBehindItOrABug) {
+  const auto aborted = Thrown(boost::system::system_error(boost::asio::error::operation_aborted));
+  const Error stopped = to_error(aborted, StopReason::deadline_exceeded, "r");
+  EXPECT_EQ(stopped.code(), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(stopped.stop_reason(), StopReason::deadline_exceeded);
+  EXPECT_EQ(stopped.request_id(), "r");
+  const Error unexplained = to_error(aborted);
+  EXPECT_EQ(unexplained.code(), ErrorCode::internal);
+  EXPECT_EQ(unexplained.stop_reason(), StopReason::none);
+  // Another system error is a failure whatever the stop.
+  const Error refused =
+      to_error(Thrown(boost::system::system_error(boost::asio::error::connection_refused)), StopReason::cancelled);
+  EXPECT_EQ(refused.code(), ErrorCode::internal);
+}
+
+TEST(ToError, AnythingElseIsInternalAndKeepsWhatItSaid) {
+  EXPECT_EQ(to_error(Thrown(std::runtime_error("disk on fire"))).message(), "disk on fire");
+  EXPECT_EQ(to_error(Thrown(std::runtime_error("x"))).code(), ErrorCode::internal);
+  EXPECT_EQ(to_error(Thrown(42)).message(), "unknown exception");
+  EXPECT_EQ(to_error(nullptr).code(), ErrorCode::internal);
+}
+
+TEST(FindException, FindsTheThrownTypeAndOnlyIt) {
+  const auto e = Thrown(Error(ErrorCode::unavailable, "down"));
+  ASSERT_NE(find_error(e), nullptr);
+  EXPECT_EQ(find_error(e)->code(), ErrorCode::unavailable);
+  EXPECT_EQ(find_exception<std::runtime_error>(e), nullptr);
+  EXPECT_EQ(find_error(Thrown(std::runtime_error("x"))), nullptr);
+  EXPECT_EQ(find_error(nullptr), nullptr);
+  EXPECT_TRUE(is_cancellation(Thrown(Error::stopped(StopReason::cancelled))));
+  EXPECT_TRUE(is_cancellation(Thrown(boost::system::system_error(boost::asio::error::operation_aborted))));
+  EXPECT_FALSE(is_cancellation(e));
+  EXPECT_FALSE(is_cancellation(nullptr));
 }
 
 }  // namespace

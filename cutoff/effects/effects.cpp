@@ -10,6 +10,7 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/effects/idempotency.hpp"
+#include "cutoff/effects/internal/fault_points.hpp"
 
 // g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
 // large coroutines (a false positive: both are awaitable_frame_base's).
@@ -32,35 +33,6 @@ namespace {
 constexpr std::string_view kSavepoint = "cutoff_effect";
 
 void Bump(std::atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
-
-bool IsStop(const std::exception_ptr& e) noexcept {
-  try {
-    std::rethrow_exception(e);
-  } catch (const Error& err) {
-    return err.code() == ErrorCode::deadline_exceeded || err.code() == ErrorCode::cancelled ||
-           err.code() == ErrorCode::shutdown;
-  } catch (...) {
-    return false;
-  }
-}
-
-StopReason ReasonOf(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::deadline_exceeded: return StopReason::deadline_exceeded;
-    case ErrorCode::shutdown: return StopReason::shutdown;
-    default: return StopReason::cancelled;
-  }
-}
-
-ErrorCode CodeOf(const std::exception_ptr& e) noexcept {
-  try {
-    std::rethrow_exception(e);
-  } catch (const Error& err) {
-    return err.code();
-  } catch (...) {
-    return ErrorCode::internal;
-  }
-}
 
 }  // namespace
 
@@ -152,7 +124,10 @@ asio::awaitable<void> Effects::install(const Context& ctx) {
 }
 
 asio::awaitable<void> Effects::Fault(Step step, const Context& caller) {
-  if (options_.fault) co_await options_.fault(step, caller);
+  if (auto fault = cutoff::internal::armed_fault(internal::kEffectStep)) {
+    auto injected = (*fault)(step, caller);  // a named awaitable (g++ 12 destroys temporaries twice)
+    co_await std::move(injected);
+  }
 }
 
 void Effects::CountStop(StopReason reason, const observe::StopStamp& stamp) const noexcept {
@@ -276,9 +251,10 @@ asio::awaitable<EffectOutcome> Effects::Run(sql::Connection& conn, const Context
       }
     }
     Bump(counters_->rolled_back);
-    if (CodeOf(failure) == ErrorCode::idempotency_conflict) Bump(counters_->conflicts);
-    if (IsStop(failure) || body_ctx.stop_requested()) {
-      const StopReason why = body_ctx.stop_requested() ? body_ctx.stop_reason() : ReasonOf(CodeOf(failure));
+    const Error* error = find_error(failure);
+    if (error && error->code() == ErrorCode::idempotency_conflict) Bump(counters_->conflicts);
+    if ((error && is_stop(error->code())) || body_ctx.stop_requested()) {
+      const StopReason why = body_ctx.stop_requested() ? body_ctx.stop_reason() : stop_reason_of(error->code());
       Error e = classify_stop(step, why, shape, rid);
       if (e.code() == ErrorCode::commit_ambiguous) CountAmbiguous(request.operation);
       CountStop(why, stamp);
@@ -327,8 +303,8 @@ asio::awaitable<EffectOutcome> Effects::Commit(sql::Connection& conn, const Cont
   }
   if (failure) {
     // Rolled back (a database error at COMMIT) or unknown (commit_ambiguous from the driver).
-    const ErrorCode code = CodeOf(failure);
-    if (code == ErrorCode::commit_ambiguous) {
+    const Error* error = find_error(failure);
+    if (error && error->code() == ErrorCode::commit_ambiguous) {
       CountAmbiguous(request.operation);
     } else {
       Bump(counters_->rolled_back);

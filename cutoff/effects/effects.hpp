@@ -72,10 +72,6 @@ struct OutboxMessage {
 // none of the producer's budget) and throws to leave the message for the relay.
 using OutboxSink = std::function<boost::asio::awaitable<void>(const Context&, const OutboxMessage&)>;
 
-// Called at each step of every region, with the caller's context: fault injection for tests
-// and drills (a hook may stop the caller's context or wait). Never set in production.
-using FaultHook = std::function<boost::asio::awaitable<void>(Step, const Context& caller)>;
-
 struct EffectsOptions {
   // Each region's own deadline, from entry. Bounds the body; COMMIT and after-commit work are
   // allowed `timeout` again from the commit point.
@@ -93,7 +89,6 @@ struct EffectsOptions {
   // commit_ambiguous per operation; regions ended by a stop in cutoff_stops_total{layer="effect"}
   // with their overshoot (stop → region rolled back, or its commit finished).
   observe::DeadlineMetrics* metrics = nullptr;
-  FaultHook fault;
 };
 
 // The longest idempotency key accepted, in bytes. Keys are stored, compared and logged; a

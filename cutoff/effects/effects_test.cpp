@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "cutoff/effects/idempotency.hpp"
+#include "cutoff/effects/internal/fault_points.hpp"
 #include "tests/support/effects_backend.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
@@ -83,7 +84,7 @@ TEST_P(EffectsFaultMatrix, ReportsTheRightCodeAndNeverLosesAfterCommitWork) {
       delivered.push_back(m.payload);
       co_return;
     };
-    opts.fault = [&](Step s, const Context& c) -> asio::awaitable<void> {
+    cutoff::internal::ScopedFault fault(internal::kEffectStep, [&](Step s, const Context& c) -> asio::awaitable<void> {
       if (where == Step::commit_in_flight && s == Step::sending_commit) {
         if (db.postgres()) {
           // COMMIT takes 3 budgets: the deadline passes while it is out, or a cancel lands.
@@ -104,7 +105,7 @@ TEST_P(EffectsFaultMatrix, ReportsTheRightCodeAndNeverLosesAfterCommitWork) {
       }
       if (how == StopReason::cancelled) source.request_stop(StopReason::cancelled);
       else co_await WaitUntilStopped(c);
-    };
+    });
     observe::Registry registry;
     observe::DeadlineMetrics metrics(registry);
     opts.metrics = &metrics;
@@ -276,11 +277,11 @@ TEST_P(EffectsTest, AnEnforcedReadOnlyRegionIsNeverAmbiguous) {
   for (Step at : {Step::sending_commit, Step::after_commit}) {
     for (StopReason how : {StopReason::deadline_exceeded, StopReason::cancelled}) {
       auto [caller, source] = Context().with_cancel(Deadline::after(std::chrono::milliseconds(200 * TimeScale())));
-      opts_.fault = [&, at, how](Step s, const Context& c) -> asio::awaitable<void> {
+      cutoff::internal::ScopedFault fault(internal::kEffectStep, [&, at, how](Step s, const Context& c) -> asio::awaitable<void> {
         if (s != at) co_return;
         if (how == StopReason::cancelled) source.request_stop(how);
         else co_await WaitUntilStopped(c);
-      };
+      });
       RunSync([&]() -> asio::awaitable<void> {
         auto fx = std::make_unique<Effects>(db_->pool(), opts_);
         EffectRequest req{.operation = "items.count", .mode = sql::AccessMode::read_only};
@@ -296,10 +297,10 @@ TEST_P(EffectsTest, AnEnforcedReadOnlyRegionIsNeverAmbiguous) {
 
 TEST_P(EffectsTest, AReadOnlyRegionThatQueuedAfterCommitWorkIsAmbiguous) {
   auto [caller, source] = Context().with_cancel();
-  opts_.fault = [&](Step s, const Context&) -> asio::awaitable<void> {
+  cutoff::internal::ScopedFault fault(internal::kEffectStep, [&](Step s, const Context&) -> asio::awaitable<void> {
     if (s == Step::after_commit) source.request_stop(StopReason::cancelled);
     co_return;
-  };
+  });
   RunSync([&]() -> asio::awaitable<void> {
     auto fx = co_await Make();
     bool ran = false;
@@ -560,10 +561,10 @@ TEST_P(EffectsTest, OutboxMessagesGetAFreshBudgetAndSurviveAFailedDispatch) {
 
 TEST_P(EffectsTest, CancellingTheCallingCoroutineAfterTheCommitPointLosesNothing) {
   asio::cancellation_signal signal;
-  opts_.fault = [&](Step s, const Context&) -> asio::awaitable<void> {
+  cutoff::internal::ScopedFault fault(internal::kEffectStep, [&](Step s, const Context&) -> asio::awaitable<void> {
     if (s == Step::sending_commit || s == Step::after_commit) signal.emit(asio::cancellation_type::terminal);
     co_return;
-  };
+  });
   RunSync([&]() -> asio::awaitable<void> {
     auto fx = co_await Make();
     bool after_commit_done = false, finished = false;

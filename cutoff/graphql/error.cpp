@@ -34,6 +34,13 @@ void GraphQLError::append_json(std::string& out) const {
   out.push_back('}');
 }
 
+GraphQLError GraphQLError::of(ErrorCode c, std::string message, std::vector<Location> locations,
+                              std::vector<PathSegment> path) {
+  const ErrorCodeInfo& row = info(c);
+  if (message.empty()) message = std::string(row.summary);
+  return GraphQLError{std::move(message), std::move(locations), std::move(path), std::string(row.graphql_code), c};
+}
+
 std::string GraphQLError::to_json() const {
   std::string out;
   append_json(out);

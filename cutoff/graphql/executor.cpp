@@ -9,7 +9,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -130,12 +129,14 @@ GraphQLError Unexpected(const ErrorSink& sink, std::string_view what, std::vecto
                         std::vector<PathSegment> path, std::string_view code = {}) {
   if (sink.recorder) sink.recorder->internal_error(sink.operation, PathText(path), sink.ctx.request_id(), what);
   const ErrorMasking& masking = sink.schema.error_masking();
-  if (!masking.enabled)
-    return GraphQLError{std::string(what), std::move(locations), std::move(path), std::string(code)};
+  if (!masking.enabled) {
+    GraphQLError e{std::string(what), std::move(locations), std::move(path), std::string(code)};
+    if (!code.empty()) e.error_code = ErrorCode::internal;
+    return e;
+  }
   std::string message = masking.message;
   if (!sink.ctx.request_id().empty()) message += " (request id: " + sink.ctx.request_id() + ")";
-  return GraphQLError{std::move(message), std::move(locations), std::move(path),
-                      std::string(info(ErrorCode::internal).graphql_code)};
+  return GraphQLError::of(ErrorCode::internal, std::move(message), std::move(locations), std::move(path));
 }
 
 // An error that ended something other than a field (a source stream's creation or its
@@ -143,27 +144,15 @@ GraphQLError Unexpected(const ErrorSink& sink, std::string_view what, std::vecto
 // the stop.
 GraphQLError ErrorFrom(std::exception_ptr error, std::vector<Location> locations, std::vector<PathSegment> path,
                        const Context& ctx, const ErrorSink& sink) {
-  auto stopped = [&](StopReason reason) {
-    const ErrorCodeInfo& i = info(error_code_for(reason == StopReason::none ? StopReason::cancelled : reason));
-    return GraphQLError{std::string(i.summary), std::move(locations), std::move(path), std::string(i.graphql_code)};
-  };
-  try {
-    std::rethrow_exception(error);
-  } catch (const FieldError& e) {
-    return GraphQLError{e.message, std::move(locations), std::move(path), e.code};
-  } catch (const Error& e) {
-    if (e.stop_reason() != StopReason::none) return stopped(e.stop_reason());
-    if (e.code() == ErrorCode::internal)
-      return Unexpected(sink, e.message(), std::move(locations), std::move(path), e.info().graphql_code);
-    return GraphQLError{e.message(), std::move(locations), std::move(path), std::string(e.info().graphql_code)};
-  } catch (const boost::system::system_error& e) {
-    if (e.code() == asio::error::operation_aborted && ctx.stop_requested()) return stopped(ctx.stop_reason());
-    return Unexpected(sink, e.what(), std::move(locations), std::move(path));
-  } catch (const std::exception& e) {
-    return Unexpected(sink, e.what(), std::move(locations), std::move(path));
-  } catch (...) {
-    return Unexpected(sink, "unknown exception", std::move(locations), std::move(path));
-  }
+  if (const auto* field_error = find_exception<FieldError>(error))
+    return GraphQLError{field_error->message, std::move(locations), std::move(path), field_error->code};
+  const Error e = to_error(error, ctx.stop_reason(), ctx.request_id());
+  if (e.stop_reason() != StopReason::none)
+    return GraphQLError::of(error_code_for(e.stop_reason()), {}, std::move(locations), std::move(path));
+  if (e.code() == ErrorCode::internal)  // a cutoff::Error of code internal keeps its code unmasked
+    return Unexpected(sink, e.message(), std::move(locations), std::move(path),
+                      find_error(error) ? e.info().graphql_code : std::string_view());
+  return GraphQLError::of(e.code(), e.message(), std::move(locations), std::move(path));
 }
 
 // ---- the execution -------------------------------------------------------------------------------
@@ -224,8 +213,7 @@ class Execution {
       co_return nullptr;
     }
     if (ctx_.stop_requested()) {  // never start after the stop
-      const ErrorCodeInfo& i = info(error_code_for(ctx_.stop_reason()));
-      resp.errors.push_back({std::string(i.summary), LocationsOf(g), path, std::string(i.graphql_code)});
+      resp.errors.push_back(GraphQLError::of(error_code_for(ctx_.stop_reason()), {}, LocationsOf(g), path));
       co_return nullptr;
     }
     std::string error;
@@ -324,8 +312,10 @@ class Execution {
           if (ctx_.stop_requested()) {
             const ErrorCodeInfo& i = info(error_code_for(ctx_.stop_reason()));
             for (std::size_t j = k + 1; j < fields.groups.size(); ++j)
-              AddError({"This mutation field was never started (" + std::string(i.summary) + "), so it did nothing.",
-                        LocationsOf(fields.groups[j]), {std::string(fields.groups[j].key)}, std::string(i.graphql_code)});
+              AddError(GraphQLError::of(i.code,
+                                        "This mutation field was never started (" + std::string(i.summary) +
+                                            "), so it did nothing.",
+                                        LocationsOf(fields.groups[j]), {std::string(fields.groups[j].key)}));
           }
           break;
         }
@@ -348,17 +338,15 @@ class Execution {
                                  " bytes; the operation was stopped.",
                              {},
                              {},
-                             "RESPONSE_TOO_LARGE"});
+                             graphql_codes::kResponseTooLarge});
       co_return resp;
     }
 
     if (suppressed_stop_errors_ > 0) {
-      GraphQLError e;
-      e.message = "... and " + std::to_string(suppressed_stop_errors_) + " more fields were stopped (" +
-                  std::string(cutoff::to_string(first_stop_reason_)) + ")";
-      e.code = std::string(info(error_code_for(first_stop_reason_)).graphql_code);
-      if (suppressed_ambiguous_) e.code = std::string(info(ErrorCode::commit_ambiguous).graphql_code);
-      errors_.push_back(std::move(e));
+      errors_.push_back(GraphQLError::of(
+          suppressed_ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_),
+          "... and " + std::to_string(suppressed_stop_errors_) + " more fields were stopped (" +
+              std::string(cutoff::to_string(first_stop_reason_)) + ")"));
     }
     // The HTTP client's "sent, no answer" arrives as a commit_ambiguous error, not a stop.
     const bool stopped = first_stop_reason_ != StopReason::none || (ambiguous_ && ctx_.stop_requested());
@@ -367,7 +355,7 @@ class Execution {
       // mutation field's effect may have landed.
       const ErrorCodeInfo& i = info(ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_));
       resp.has_data = false;
-      resp.errors.push_back({ambiguous_ ? ambiguous_message_ : std::string(i.summary), {}, {}, std::string(i.graphql_code)});
+      resp.errors.push_back(GraphQLError::of(i.code, ambiguous_ ? ambiguous_message_ : std::string()));
       co_return resp;
     }
     resp.data = std::move(text_).render();
@@ -675,8 +663,7 @@ class Execution {
     ambiguous_ = true;
     if (ambiguous_message_.empty()) ambiguous_message_ = m;
     if (options_.recorder) options_.recorder->field_ambiguous(op_->name, PathText(path));
-    return GraphQLError{std::move(m), LocationsOf(g), PathOf(path),
-                        std::string(info(ErrorCode::commit_ambiguous).graphql_code)};
+    return GraphQLError::of(ErrorCode::commit_ambiguous, std::move(m), LocationsOf(g), PathOf(path));
   }
 
   bool FailStopped(const PathNode* path, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot,
@@ -701,46 +688,35 @@ class Execution {
       return Fail(non_null, AmbiguousError(path, g, "it was stopped by " + std::string(i.name) +
                                                         " after its effect may have been applied"));
     if (!started && field_ledger_ && path->parent == nullptr)  // a root mutation field
-      return Fail(non_null, GraphQLError{"This mutation field was never started (" + std::string(i.summary) +
-                                             "), so it did nothing.",
-                                         LocationsOf(g), PathOf(path), std::string(i.graphql_code)});
-    return Fail(non_null,
-                GraphQLError{std::string(i.summary), LocationsOf(g), PathOf(path), std::string(i.graphql_code)});
+      return Fail(non_null, GraphQLError::of(i.code,
+                                             "This mutation field was never started (" + std::string(i.summary) +
+                                                 "), so it did nothing.",
+                                             LocationsOf(g), PathOf(path)));
+    return Fail(non_null, GraphQLError::of(i.code, {}, LocationsOf(g), PathOf(path)));
   }
 
   // A FieldError and a cutoff::Error of a public code keep their message and code; anything
   // else is unexpected, and masked as the schema says.
   bool FailWith(const PathNode* path, bool non_null, const FieldGroup& g, std::exception_ptr error,
                 const Context& ctx) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const FieldError& e) {
-      return Fail(non_null, GraphQLError{e.message, LocationsOf(g), PathOf(path), e.code});
-    } catch (const Error& e) {
-      if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
-      // A failure that says nothing about the effect (no answer, a timeout, a refusal by
-      // the infrastructure) after the field's effect may have landed is ambiguous too.
-      if (e.code() == ErrorCode::commit_ambiguous || (FieldMayHaveWritten() && e.info().leaves_effect_unknown)) {
-        if (field_ledger_) return Fail(non_null, AmbiguousError(path, g, e.message()));
-        return Fail(non_null, GraphQLError{e.message(), LocationsOf(g), PathOf(path),
-                                           std::string(e.info().graphql_code)});
-      }
-      if (e.code() == ErrorCode::internal)
-        return Fail(non_null, Unexpected(Sink(), e.message(), LocationsOf(g), PathOf(path), e.info().graphql_code));
-      return Fail(non_null,
-                  GraphQLError{e.message(), LocationsOf(g), PathOf(path), std::string(e.info().graphql_code)});
-    } catch (const boost::system::system_error& e) {
-      if (e.code() == asio::error::operation_aborted && ctx.stop_requested())
-        return FailStopped(path, non_null, g, ctx.stop_reason(), Overshoot(ctx));
-      // Our caller was cancelled through Asio (WaitForPending): a cancellation, not a bug.
-      if (e.code() == asio::error::operation_aborted && externally_cancelled_)
-        return FailStopped(path, non_null, g, StopReason::cancelled, Overshoot(ctx));
-      return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
-    } catch (const std::exception& e) {
-      return Fail(non_null, Unexpected(Sink(), e.what(), LocationsOf(g), PathOf(path)));
-    } catch (...) {
-      return Fail(non_null, Unexpected(Sink(), "unknown exception", LocationsOf(g), PathOf(path)));
+    if (const auto* field_error = find_exception<FieldError>(error))
+      return Fail(non_null, GraphQLError{field_error->message, LocationsOf(g), PathOf(path), field_error->code});
+    // An Asio abort is this field's stop, or our caller cancelling us through Asio
+    // (WaitForPending): a cancellation, not a bug.
+    const StopReason aborted_by =
+        ctx.stop_requested() ? ctx.stop_reason() : externally_cancelled_ ? StopReason::cancelled : StopReason::none;
+    const Error e = to_error(error, aborted_by, ctx.request_id());
+    if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
+    // A failure that says nothing about the effect (no answer, a timeout, a refusal by
+    // the infrastructure) after the field's effect may have landed is ambiguous too.
+    if (e.code() == ErrorCode::commit_ambiguous || (FieldMayHaveWritten() && e.info().leaves_effect_unknown)) {
+      if (field_ledger_) return Fail(non_null, AmbiguousError(path, g, e.message()));
+      return Fail(non_null, GraphQLError::of(e.code(), e.message(), LocationsOf(g), PathOf(path)));
     }
+    if (e.code() == ErrorCode::internal)  // a cutoff::Error of code internal keeps its code unmasked
+      return Fail(non_null, Unexpected(Sink(), e.message(), LocationsOf(g), PathOf(path),
+                                       find_error(error) ? e.info().graphql_code : std::string_view()));
+    return Fail(non_null, GraphQLError::of(e.code(), e.message(), LocationsOf(g), PathOf(path)));
   }
 
   ErrorSink Sink() const { return ErrorSink{schema_, options_.recorder, op_ ? op_->name : std::string_view(), ctx_}; }

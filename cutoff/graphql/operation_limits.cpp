@@ -54,7 +54,7 @@ class Analyzer {
   OperationMeasure Run(const OperationDefinition& op) {
     OperationMeasure out;
     if (!MeasureFragments(op)) {
-      out.error = GraphQLError{"The operation's fragments form a cycle.", {op.loc}, {}, "GRAPHQL_VALIDATION_FAILED"};
+      out.error = GraphQLError{"The operation's fragments form a cycle.", {op.loc}, {}, graphql_codes::kValidationFailed};
       return out;
     }
     const Measure m = Set(op.selection_set, schema_.root_type(op.type), nullptr, 0);
@@ -224,12 +224,11 @@ class Analyzer {
     if (def.list_size->require_one_slicing_argument && given != 1 && !error_) {
       std::string names;
       for (const std::string& n : def.list_size->slicing_arguments) names += (names.empty() ? "" : ", ") + n;
-      error_ = GraphQLError{"Field \"" + (parent ? parent->name : std::string("?")) + "." + def.name +
-                                "\" must be given exactly one of its slicing arguments (" + names + "); it got " +
-                                std::to_string(given) + ".",
-                            {sel.loc},
-                            {},
-                            "BAD_USER_INPUT"};
+      error_ = GraphQLError::of(ErrorCode::invalid_argument,
+                                "Field \"" + (parent ? parent->name : std::string("?")) + "." + def.name +
+                                    "\" must be given exactly one of its slicing arguments (" + names + "); it got " +
+                                    std::to_string(given) + ".",
+                                {sel.loc});
     }
     return largest;
   }
@@ -272,7 +271,7 @@ std::optional<GraphQLError> check_operation_limits(const OperationMeasure& measu
                             CostText(limits.max_cost) + ".",
                         {},
                         {},
-                        "COST_LIMIT_EXCEEDED"};
+                        graphql_codes::kCostLimitExceeded};
   return std::nullopt;
 }
 

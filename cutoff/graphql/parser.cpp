@@ -901,7 +901,7 @@ ParseResult parse(std::string source, const ParseOptions& options) {
     parser.ParseDocument(*doc);
     result.document = std::move(doc);
   } catch (const SyntaxError& e) {
-    result.error = GraphQLError{e.message, {e.loc}, {}, "GRAPHQL_PARSE_FAILED"};
+    result.error = GraphQLError{e.message, {e.loc}, {}, graphql_codes::kParseFailed};
   }
   return result;
 }

@@ -19,7 +19,7 @@ namespace cutoff::graphql {
 
 namespace {
 
-constexpr const char* kValidationFailed = "GRAPHQL_VALIDATION_FAILED";
+using graphql_codes::kValidationFailed;
 constexpr std::size_t kMaxSuggestions = 5;
 // Recursion of the merge check through nested fields and fragments. A document nested this
 // deeply is not a real query; the bound keeps the stack small.

@@ -375,18 +375,18 @@ asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req
     // A backoff that would outlive the deadline is not waited: the last real outcome stands.
     if (ctx.remaining() <= backoff) break;
     asio::steady_timer pause(co_await asio::this_coro::executor, backoff);
-    std::optional<Error> stopped;
+    std::exception_ptr interrupted;
     try {
       auto pausing = with_context(ctx, pause.async_wait(asio::use_awaitable));
       co_await std::move(pausing);
-    } catch (const Error& e) {
-      stopped = e;
-    } catch (const boost::system::system_error&) {  // our coroutine was cancelled through Asio
-      stopped = Error::stopped(ctx.stop_requested() ? ctx.stop_reason() : StopReason::cancelled, ctx.request_id());
+    } catch (...) {
+      interrupted = std::current_exception();
     }
-    if (stopped) {  // a stop while backing off is the outcome, not the answer before it
+    if (interrupted) {  // a stop while backing off is the outcome, not the answer before it
       last_response.reset();
-      last_error = std::move(stopped);
+      // An Asio abort here is our coroutine cancelled by its caller: a cancellation.
+      last_error = to_error(interrupted, ctx.stop_requested() ? ctx.stop_reason() : StopReason::cancelled,
+                            ctx.request_id());
       break;
     }
     backoff *= 2;

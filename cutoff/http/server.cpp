@@ -742,26 +742,16 @@ asio::awaitable<Response> Server::Impl::RunHandler(const RouteEntry& route, cons
       deadline->route_commit_ambiguous.with({RouteName(route)}).inc();
     return ErrorResponse(e.code(), e.message(), ctx.request_id());
   };
+  std::exception_ptr failure;
   try {
     co_return co_await route.handler(req, ctx);
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::internal) LogInternal(ctx, e.message());
-    co_return answer(e);
-  } catch (const boost::system::system_error& e) {
-    // A handler cancelled because its context stopped reports the stop, not the abort.
-    if (ctx.stop_requested()) co_return answer(Error::stopped(ctx.stop_reason(), ctx.request_id()));
-    failed = ErrorCode::internal;
-    LogInternal(ctx, e.what());
-    co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
-  } catch (const std::exception& e) {
-    failed = ErrorCode::internal;
-    LogInternal(ctx, e.what());
-    co_return ErrorResponse(ErrorCode::internal, e.what(), ctx.request_id());
   } catch (...) {
-    failed = ErrorCode::internal;
-    LogInternal(ctx, "unknown exception");
-    co_return ErrorResponse(ErrorCode::internal, "unknown exception", ctx.request_id());
+    failure = std::current_exception();
   }
+  // A handler cancelled because its context stopped reports the stop, not the abort.
+  const Error e = to_error(failure, ctx.stop_reason(), ctx.request_id());
+  if (e.code() == ErrorCode::internal) LogInternal(ctx, e.message());
+  co_return answer(e);
 }
 
 asio::awaitable<bool> Server::Impl::WriteResponse(Connection& c, const Response& r, unsigned version,
@@ -995,7 +985,7 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   std::optional<Duration> budget;
   std::optional<ErrorCode> failed;  // the error the answer reports, if any
   StopReason stop = StopReason::none;
-  const bool bind = options.bind_deadlines && route->options.bind_deadline;
+  const bool bind = route->options.bind_deadline;
   if (!bind) {
     const Context ctx = Background().with_values(std::shared_ptr<const RequestValues>(c.values));
     res = co_await RunHandler(*route, req, ctx, failed);

@@ -74,7 +74,9 @@ using WebSocketHandler = std::function<boost::asio::awaitable<void>(WebSocket&, 
 struct RouteOptions {
   std::string name;               // operation name for metrics and logs; default: the path
   std::optional<Duration> budget;  // the route's declared budget (tightens the caller's)
-  bool bind_deadline = true;      // false: no budget headers, no deadline (e.g. /metrics)
+  // false: the handler gets an unbound context: no budget headers, no deadline, no disconnect
+  // watch (e.g. /metrics; the lab's baseline servers, which never stop their work).
+  bool bind_deadline = true;
   // How long a handler that answers its own stops (a GraphQL executor returning a partial
   // result) may take after its context stops before the server cancels it. Zero: at once.
   Duration stop_grace = Duration::zero();
@@ -121,8 +123,6 @@ struct ServerOptions {
   bool serve_health = true;   // GET /healthz
   // One JSON line per request and occasional warnings; null: discarded.
   std::function<void(std::string_view line)> log;
-  // Off: handlers get an unbound context and no disconnect watch (benchmark baseline only).
-  bool bind_deadlines = true;
   // Deadline timers; null: the process-wide service.
   DeadlineTimerService* timers = nullptr;
   // The io_context runs on a single thread: connections then skip their strands (cheaper).

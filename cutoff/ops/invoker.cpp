@@ -1,6 +1,5 @@
 #include "cutoff/ops/invoker.hpp"
 
-#include <boost/system/system_error.hpp>
 #include <exception>
 #include <memory>
 #include <string>
@@ -76,16 +75,14 @@ asio::awaitable<json::value> Invoker::invoke(Context ctx, std::string_view name_
   std::exception_ptr failure;
   try {
     co_return co_await with_context(ctx, RunPlan(*op, call));
-  } catch (const Error& e) {
-    failure = std::make_exception_ptr(report_after_commit_point(e, ledger, "operation " + name));
-  } catch (const boost::system::system_error& e) {
-    // The caller's own coroutine was cancelled because this context stopped (a server that
-    // gave the handler no grace): report the stop, not the abort.
-    if (!ctx.stop_requested()) throw;
-    failure = std::make_exception_ptr(
-        report_after_commit_point(Error::stopped(ctx.stop_reason(), ctx.request_id()), ledger, "operation " + name));
+  } catch (...) {
+    failure = std::current_exception();
   }
-  std::rethrow_exception(failure);
+  // A cutoff error, or the caller's own coroutine cancelled because this context stopped (a
+  // server that gave the handler no grace), is read against the ledger; anything else is not
+  // ours to classify and passes through.
+  if (!find_error(failure) && !(ctx.stop_requested() && is_cancellation(failure))) std::rethrow_exception(failure);
+  throw report_after_commit_point(to_error(failure, ctx.stop_reason(), ctx.request_id()), ledger, "operation " + name);
 }
 
 }  // namespace cutoff::ops

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cutoff/core/error.hpp"
-#include "cutoff/resilience/errors.hpp"
+#include "cutoff/core/error.hpp"
 
 namespace cutoff::resilience::internal {
 

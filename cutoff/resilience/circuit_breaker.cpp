@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "cutoff/core/error.hpp"
-#include "cutoff/resilience/errors.hpp"
 
 namespace cutoff::resilience {
 
@@ -20,16 +19,8 @@ BreakerOutcome default_breaker_outcome(const std::exception_ptr& error) noexcept
   if (!error) return BreakerOutcome::success;
   if (is_cancellation(error)) return BreakerOutcome::ignored;
   if (const Error* e = find_error(error)) {
-    switch (e->code()) {
-      case ErrorCode::commit_ambiguous:
-        return BreakerOutcome::ignored;
-      case ErrorCode::invalid_argument:
-      case ErrorCode::not_found:
-      case ErrorCode::idempotency_conflict:
-        return BreakerOutcome::success;  // the dependency answered, and answered sensibly
-      default:
-        return BreakerOutcome::failure;
-    }
+    if (never_retried(e->code())) return BreakerOutcome::ignored;
+    if (is_caller_error(e->code())) return BreakerOutcome::success;  // the dependency answered, sensibly
   }
   return BreakerOutcome::failure;
 }

@@ -1,7 +1,7 @@
 #include "cutoff/resilience/fallback.hpp"
 
 #include "cutoff/core/error.hpp"
-#include "cutoff/resilience/errors.hpp"
+#include "cutoff/core/error.hpp"
 
 namespace cutoff::resilience::internal {
 

@@ -1,6 +1,6 @@
 #include "cutoff/resilience/hedge.hpp"
 
-#include "cutoff/resilience/errors.hpp"
+#include "cutoff/core/error.hpp"
 
 namespace cutoff::resilience {
 
@@ -19,7 +19,7 @@ bool Hedge::EndsCall(const std::exception_ptr& error) const noexcept {
   const Error* e = find_error(error);
   if (!e || never_retried(e->code())) return true;
   try {
-    return !(options_.retryable ? options_.retryable(*e) : default_retryable(*e));
+    return !(options_.retryable ? options_.retryable(*e) : retry_may_help(e->code()));
   } catch (...) {
     return true;
   }

@@ -59,7 +59,7 @@ struct HedgeOptions {
   Duration delay = std::chrono::milliseconds(50);
   int max_attempts = 2;  // including the first
   Duration min_attempt_time = Duration::zero();
-  // Failures after which the others may still succeed; empty: default_retryable. Stops and
+  // Failures after which the others may still succeed; empty: retry_may_help (core/error.hpp). Stops and
   // commit_ambiguous always end the call.
   std::function<bool(const Error&)> retryable;
   std::string name = "default";  // metric label

@@ -5,7 +5,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "cutoff/core/asio.hpp"
-#include "cutoff/resilience/errors.hpp"
+#include "cutoff/core/error.hpp"
 
 namespace cutoff::resilience {
 
@@ -53,7 +53,7 @@ void Retry::Abandon(std::atomic<std::uint64_t>& count, observe::Counter* metric,
 Duration Retry::AfterFailure(const Context& ctx, const std::exception_ptr& error, int attempt, Backoff& backoff) {
   const Error* e = find_error(error);
   if (!e || never_retried(e->code())) std::rethrow_exception(error);
-  if (!(options_.retryable ? options_.retryable(*e) : default_retryable(*e))) std::rethrow_exception(error);
+  if (!(options_.retryable ? options_.retryable(*e) : retry_may_help(e->code()))) std::rethrow_exception(error);
 
   if (ctx.stop_requested()) Stopped(ctx, error);
   if (attempt >= options_.max_attempts) Abandon(abandoned_attempts_, attempts_metric_, error);

@@ -54,7 +54,7 @@ struct RetryOptions {
   BackoffOptions backoff{};
   // The least time an attempt needs to have a chance; a retry is not started with less left.
   Duration min_attempt_time = Duration::zero();
-  std::function<bool(const Error&)> retryable;  // empty: default_retryable
+  std::function<bool(const Error&)> retryable;  // empty: retry_may_help (core/error.hpp)
   RetryBudget* budget = nullptr;                // shared across calls; null: no budget
   std::uint64_t seed = 0;
   std::string name = "default";  // metric label

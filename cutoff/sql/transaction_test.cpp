@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cutoff/sql/database_error.hpp"
+#include "cutoff/sql/sqlite/internal/fault_points.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
 #include "tests/support/run_sync.hpp"
 
@@ -85,9 +86,10 @@ TEST(Transaction, StopBeforeCommitRollsBackAndSaysSo) {
 TEST(Transaction, StopWhileCommitInFlightIsAmbiguousAndTheCommitFinishes) {
   std::optional<CancelSource> stop;
   SqliteOptions opts;
-  opts.commit_hook = [&] {  // lands mid-COMMIT (the hook also runs for autocommit statements)
+  // Lands mid-COMMIT (the point is also reached by autocommit statements).
+  cutoff::internal::ScopedFault mid_commit(internal::kSqliteCommit, [&] {
     if (stop) stop->request_stop(StopReason::cancelled);
-  };
+  });
   RunSync([&]() -> asio::awaitable<void> {
     auto conn = co_await OpenWithTable(opts);
     auto [ctx, source] = Context().with_cancel();

@@ -11,11 +11,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "cutoff/sql/pg/pg_connection.hpp"
 #include "cutoff/sql/pool.hpp"
+#include "cutoff/sql/sqlite/internal/fault_points.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
 #include "tests/support/postgres.hpp"
 
@@ -37,7 +39,7 @@ class Backend {
       sql::SqliteOptions opts;
       opts.path = path_.string();
       auto hook = hook_;
-      opts.commit_hook = [hook] {
+      commit_fault_.emplace(sql::internal::kSqliteCommit, [hook] {
         std::function<void()> f;
         {
           std::lock_guard lock(hook->mu);
@@ -45,7 +47,7 @@ class Backend {
           hook->once = nullptr;
         }
         if (f) f();
-      };
+      });
       pool_ = std::make_unique<sql::Pool>(sql::sqlite_factory(opts), Options());
     } else {
       sql::PgOptions opts;
@@ -131,6 +133,7 @@ class Backend {
   std::string prefix_;
   std::filesystem::path path_;
   std::shared_ptr<Hook> hook_;
+  std::optional<cutoff::internal::ScopedFault> commit_fault_;  // SQLite: runs hook_->once
   std::unique_ptr<sql::Pool> pool_;
 };
 

@@ -111,8 +111,6 @@ std::optional<std::string> ReadGetParams(const http::Request& req, Params& out) 
   return ReadParams(in, out);
 }
 
-bool IsStopCode(std::string_view code) { return code == "DEADLINE_EXCEEDED" || code == "SHUTTING_DOWN"; }
-
 constexpr std::size_t kLargeResponseBytes = 1024 * 1024;
 
 struct HandlerState {
@@ -157,24 +155,24 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
     if (auto err = ReadParams(body.as_object(), params)) co_return ErrorOnly(400, m, *err);
   }
 
-  const bool large_request = params.query.size() >= internal::kPrepareInlineBytes;
   // (A named awaitable: g++ 12 destroys temporaries of a co_await's full expression twice.)
-  auto preparing = internal::prepare_off_loop_if_large(*st->schema, params.query, st->options.parse,
-                                                       st->options.validation, &st->cache);
-  std::shared_ptr<const PreparedDocument> doc = co_await std::move(preparing);
+  auto preparing = internal::prepare_operation(*st->schema, std::move(params.query), params.operation_name,
+                                               st->options.parse, st->options.validation, &st->cache);
+  const internal::PreparedOperation prepared = co_await std::move(preparing);
+  const bool large_request = prepared.large;
 
   graphql::Response result;
-  if (!doc->errors.empty()) {
-    result.errors = doc->errors;
+  if (!prepared.prepared->ok()) {
+    result.errors = prepared.prepared->errors;
   } else {
-    const OperationDefinition* op = select_operation(*doc->document, params.operation_name);
+    const OperationDefinition* op = prepared.operation;
     if (is_get && op && op->type != OperationType::query) {
       HttpResponse refused = ErrorOnly(405, m, "only queries may be sent with GET; use POST");
       refused.headers.set("Allow", "POST");
       co_return refused;
     }
     graphql::Request greq;
-    greq.document = doc->document.get();
+    greq.document = prepared.prepared->document.get();
     greq.operation_name = params.operation_name;
     greq.variables = std::move(params.variables);
     greq.root_value = st->options.root_value;
@@ -184,14 +182,13 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
   int status = 200;
   if (graphql_response && !result.has_data) {
     status = 400;
-    // A whole-response stop is not the client's fault: answer as the taxonomy
-    // says.
-    if (!result.errors.empty() && IsStopCode(result.errors.front().code)) {
-      status = result.errors.front().code == "SHUTTING_DOWN" ? 503 : 504;
+    // A whole-response stop is not the client's fault, and a stop after a mutation's effect
+    // may have landed is never a 4xx nor a retryable 504: answer as the taxonomy says.
+    if (!result.errors.empty()) {
+      if (const std::optional<ErrorCode> code = result.errors.front().error_code;
+          code && (is_stop(*code) || *code == ErrorCode::commit_ambiguous))
+        status = info(*code).http_status;
     }
-    // A stop after a mutation's effect may have landed: never a 4xx, never a retryable 504.
-    if (!result.errors.empty() && result.errors.front().code == info(ErrorCode::commit_ambiguous).graphql_code)
-      status = info(ErrorCode::commit_ambiguous).http_status;
   }
   HttpResponse out = HttpResponse::json(status, std::move(result).to_json(), content_type);
   if (status == 504) out.headers.set(http::kDeadlineExpiredHeader, "1");

@@ -236,7 +236,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       co_await self->Execute(id, token, std::move(query), std::move(req), ctx);
     } catch (const std::exception& e) {
       if (self->Active(id, token)) {
-        GraphQLError error{.message = std::string("internal error: ") + e.what(), .code = "INTERNAL"};
+        const GraphQLError error = GraphQLError::of(ErrorCode::internal, std::string("internal error: ") + e.what());
         self->Send(Message("error", id, ErrorsPayload({error})));
       }
     }
@@ -247,17 +247,16 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                                 const Context& ctx) {
     // Large documents are parsed and validated off the event loop. (A named awaitable: g++ 12
     // destroys temporaries of a co_await's full expression twice.)
-    const bool large = query.size() >= internal::kPrepareInlineBytes;
-    auto preparing =
-        internal::prepare_off_loop_if_large(schema_, std::move(query), options_.parse, options_.validation, nullptr);
-    const std::shared_ptr<const PreparedDocument> prepared = co_await std::move(preparing);
-    if (large) internal::return_freed_memory_soon();
-    if (!prepared->ok()) {
-      SendFor(id, Message("error", id, ErrorsPayload(prepared->errors)));
+    auto preparing = internal::prepare_operation(schema_, std::move(query), req.operation_name, options_.parse,
+                                                 options_.validation, nullptr);
+    const internal::PreparedOperation prepared = co_await std::move(preparing);
+    if (prepared.large) internal::return_freed_memory_soon();
+    if (!prepared.prepared->ok()) {
+      SendFor(id, Message("error", id, ErrorsPayload(prepared.prepared->errors)));
       co_return;
     }
-    req.document = prepared->document.get();
-    const OperationDefinition* op = select_operation(*prepared->document, req.operation_name);
+    req.document = prepared.prepared->document.get();
+    const OperationDefinition* op = prepared.operation;
 
     if (op && op->type == OperationType::subscription) {
       SubscribeResult started = co_await subscribe(schema_, req, ctx, options_.subscribe);
@@ -314,7 +313,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     GraphQLError error{.message = "the response is " + std::to_string(message.size()) +
                                   " bytes, more than the socket's max_queued_bytes (" +
                                   std::to_string(options_.max_queued_bytes) + ")",
-                       .code = "RESPONSE_TOO_LARGE"};
+                       .code = graphql_codes::kResponseTooLarge};
     Send(Message("error", id, ErrorsPayload({error})));
     return false;
   }

@@ -56,6 +56,18 @@ asio::awaitable<std::shared_ptr<const PreparedDocument>> prepare_off_loop_if_lar
   co_return co_await std::move(prepared);
 }
 
+asio::awaitable<PreparedOperation> prepare_operation(const Schema& schema, std::string query,
+                                                     std::string operation_name, ParseOptions parse_options,
+                                                     ValidationOptions validation_options, DocumentCache* cache) {
+  PreparedOperation out;
+  out.large = query.size() >= kPrepareInlineBytes;
+  // A named awaitable: g++ 12 destroys temporaries of a co_await's full expression twice.
+  auto preparing = prepare_off_loop_if_large(schema, std::move(query), parse_options, validation_options, cache);
+  out.prepared = co_await std::move(preparing);
+  if (out.prepared->ok()) out.operation = select_operation(*out.prepared->document, operation_name);
+  co_return out;
+}
+
 void return_freed_memory_soon() {
 #if defined(__GLIBC__)
   static std::atomic<std::int64_t> last_ms{-1'000'000};

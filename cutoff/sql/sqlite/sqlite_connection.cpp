@@ -21,6 +21,7 @@
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/sql/internal/driver_metrics.hpp"
 #include "cutoff/core/internal/wake_signal.hpp"
+#include "cutoff/sql/sqlite/internal/fault_points.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -78,8 +79,6 @@ struct Worker {
   std::mutex interrupt_mu;
   std::uint64_t running_seq = 0;  // the statement that a stop may interrupt; 0: none
 
-  std::function<void()> commit_hook;
-
   void Post(std::function<void()> job) {
     {
       std::lock_guard lock(mu);
@@ -134,8 +133,8 @@ struct Worker {
   }
 
   static int OnCommit(void* self) noexcept {
-    auto* w = static_cast<Worker*>(self);
-    if (w->commit_hook) w->commit_hook();
+    (void)self;
+    if (auto fault = cutoff::internal::armed_fault(internal::kSqliteCommit)) (*fault)();
     return 0;  // never turn the commit into a rollback
   }
 };
@@ -165,13 +164,8 @@ struct Call : cutoff::internal::WakeSignal {
 
 // Whether a statement's error is a stop (not the database's own error).
 bool IsStop(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const Error& x) {
-    return x.stop_reason() != StopReason::none;
-  } catch (...) {
-    return false;
-  }
+  const Error* error = find_error(e);
+  return error && error->stop_reason() != StopReason::none;
 }
 
 enum class Mode {
@@ -497,7 +491,6 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
   ctx.check();
   auto w = std::make_shared<Worker>();
   w->busy_wait = options.busy_wait;
-  w->commit_hook = options.commit_hook;
   w->thread = std::thread([w] { w->Run(); });
   auto conn = std::make_unique<SqliteConnection>(w, options);
 
@@ -533,7 +526,7 @@ asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, Sql
         sqlite3_free(msg);
       }
       w->token = CancelToken();
-      if (options.commit_hook) sqlite3_commit_hook(w->db, &Worker::OnCommit, w);
+      sqlite3_commit_hook(w->db, &Worker::OnCommit, w);  // a fault point (one atomic load) for tests
     }
     if (!error.empty()) call->error = std::make_exception_ptr(DatabaseError(ErrorCode::unavailable, "08001", error, rid));
     call->Finish(false);

@@ -12,9 +12,10 @@
 // - a busy handler waits for locks only while the context has time left and gives up at the
 //   deadline (a plain busy_timeout would ignore both).
 // An interrupted statement reports the context's reason; SQLite rolls an interrupted write
-// back (inside BEGIN, the whole transaction). File databases use WAL mode. Read-write
-// transactions begin IMMEDIATE (the write lock is taken, and waited for, up front); read-only
-// transactions and connections use `PRAGMA query_only`, which SQLite enforces.
+// back (inside BEGIN, the whole transaction). File databases opened read-write are switched
+// to WAL mode. Read-write transactions begin IMMEDIATE (the write lock is taken, and waited
+// for, up front); read-only transactions and connections use `PRAGMA query_only`, which SQLite
+// enforces.
 //
 // With `Propagation::off` none of that is installed: the call returns at the stop while the
 // statement runs on in the worker (zombie work, for comparisons), and the connection is broken.
@@ -41,9 +42,6 @@ struct SqliteOptions {
   // Longest wait for another writer's lock. With propagation on the wait also ends at the
   // deadline or stop; with propagation off this is a plain busy_timeout.
   std::chrono::milliseconds busy_wait{5000};
-  // Fault injection for tests: runs on the worker thread inside COMMIT, after the commit was
-  // decided and before it completes (sqlite3_commit_hook).
-  std::function<void()> commit_hook;
 };
 
 boost::asio::awaitable<std::unique_ptr<Connection>> open_sqlite(const Context& ctx, SqliteOptions options);
