@@ -15,6 +15,7 @@
 # program's arguments. The test fails unless each program exits 0 and prints a match for
 # EXPECT (when given), and with SHARED, unless each loads libcutoff_core from the prefix.
 cmake_minimum_required(VERSION 3.25)
+find_program(CCACHE ccache)
 get_filename_component(name "${PROJECT_DIR}" NAME)
 set(installed "${CUTOFF_BUILD_DIR}")
 if(SHARED)
@@ -25,8 +26,13 @@ if(SHARED)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "configuring the shared libraries failed (${rc})")
   endif()
-  # One job: the test takes one core among the others CTest runs, like any test.
-  execute_process(COMMAND ${CMAKE_COMMAND} --build "${installed}" --parallel 1 RESULT_VARIABLE rc OUTPUT_QUIET)
+  # With ccache, one job: the test takes one core among the others CTest runs, like any test.
+  # Without, every object compiles again, on every core.
+  set(jobs "")
+  if(CCACHE)
+    set(jobs --parallel 1)
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build "${installed}" ${jobs} RESULT_VARIABLE rc OUTPUT_QUIET)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "building the shared libraries failed (${rc})")
   endif()
@@ -67,7 +73,6 @@ endfunction()
 
 set(launcher "")
 set(compile_launcher "")
-find_program(CCACHE ccache)
 if(CCACHE)
   set(launcher "-DCMAKE_CXX_COMPILER_LAUNCHER=${CCACHE}")
   set(compile_launcher "${CCACHE}")
