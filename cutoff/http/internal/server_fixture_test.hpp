@@ -35,8 +35,8 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 // Named (not anonymous): the fixtures are one type in every test file that uses them.
 namespace cutoff::http::server_test {
@@ -46,8 +46,8 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-using cutoff::testing::Sleep;
-using cutoff::testing::TimeScale;
+using cutoff::test_support::Sleep;
+using cutoff::test_support::TimeScale;
 using Clock = std::chrono::steady_clock;
 
 // Reads what the server sends until it closes the connection or `limit` passes; `closed`
