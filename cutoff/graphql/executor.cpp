@@ -15,14 +15,13 @@
 #include <deque>
 #include <limits>
 #include <memory>
-#include <unordered_map>
-#include <unordered_set>
 #include <variant>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/internal/blocks.hpp"
+#include "cutoff/graphql/internal/field_collection.hpp"
 #include "cutoff/graphql/internal/response_text.hpp"
 #include "cutoff/graphql/values.hpp"
 
@@ -31,6 +30,9 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+using internal::Collected;
+using internal::FieldCollector;
+using internal::FieldGroup;
 using internal::ResponseText;
 
 // ---- response paths ------------------------------------------------------------------------------
@@ -84,36 +86,6 @@ void AppendInt(std::string& out, std::int64_t v) {
 constexpr std::size_t kMaxResponseSizeHint = 64 * 1024;
 thread_local std::size_t response_size_hint = 0;
 
-// ---- field collection ----------------------------------------------------------------------------
-
-struct Collected;
-
-struct FieldGroup {
-  std::string_view key;
-  std::vector<const Selection*> nodes;
-  const Field* def = nullptr;  // null: not a field of the type (validation rejects these)
-  std::string member;          // `,"key":`, written before the field's value (without the comma for the first)
-  // The sub-selection collected for the object type the field completed as last (most
-  // fields complete as one type: this saves a lookup per object).
-  mutable const Type* sub_type = nullptr;
-  mutable const Collected* sub = nullptr;
-};
-
-struct Collected {
-  std::vector<FieldGroup> groups;
-};
-
-struct CacheKey {
-  const Type* type;
-  const void* selection;
-  friend bool operator==(const CacheKey&, const CacheKey&) = default;
-};
-struct CacheKeyHash {
-  std::size_t operator()(const CacheKey& k) const noexcept {
-    return std::hash<const void*>()(k.type) * 31 + std::hash<const void*>()(k.selection);
-  }
-};
-
 // Where an unexpected error is reported, and how it is shown.
 struct ErrorSink {
   const Schema& schema;
@@ -162,15 +134,18 @@ class Execution {
   // `event`: executing a subscription event (req.root_value is the event), where a root field
   // without a resolver takes the event itself as its value.
   Execution(const Schema& schema, const Request& req, Context ctx, ExecutionOptions options, bool event = false)
-      : schema_(schema), req_(req), ctx_(std::move(ctx)), options_(options), event_(event) {}
+      : schema_(schema),
+        req_(req),
+        ctx_(std::move(ctx)),
+        options_(options),
+        event_(event),
+        fields_(schema_, *req_.document, variables_) {}
 
   // CreateSourceEventStream: the source stream of the subscription's root field, or null with
   // `resp.errors` set. `key` and `location` receive the root field's response key and location.
   asio::awaitable<std::unique_ptr<EventStream>> CreateSourceStream(Response& resp, std::string* key,
                                                                    Location* location) {
-    const Document& doc = *req_.document;
-    for (const auto& f : doc.fragments) fragments_[f.name] = &f;
-    op_ = FindOperation(doc, resp);
+    op_ = FindOperation(*req_.document, resp);
     if (!op_) co_return nullptr;
     if (op_->type != OperationType::subscription) {
       resp.errors.push_back(
@@ -188,7 +163,7 @@ class Execution {
       co_return nullptr;
     }
     // The spec takes the first root field; validation has made it the only one.
-    const Collected& fields = Collect(*root_type, &op_->selection_set, {&op_->selection_set});
+    const Collected& fields = fields_.collect(*root_type, op_->selection_set);
     if (fields.groups.empty()) {
       resp.errors.push_back({"The subscription selects no root field.", {op_->loc}, {}, {}});
       co_return nullptr;
@@ -244,9 +219,7 @@ class Execution {
 
   asio::awaitable<Response> Run() {
     Response resp;
-    const Document& doc = *req_.document;
-    for (const auto& f : doc.fragments) fragments_[f.name] = &f;
-    op_ = FindOperation(doc, resp);
+    op_ = FindOperation(*req_.document, resp);
     if (!op_) co_return resp;
     // A mutation needs a ledger to tell a field whose effect may have landed from one that
     // cannot have written anything. Attached here only when the caller brought none: new
@@ -285,7 +258,7 @@ class Execution {
     }
 
     current_parent_type_ = root_type;
-    const Collected& fields = Collect(*root_type, &op_->selection_set, {&op_->selection_set});
+    const Collected& fields = fields_.collect(*root_type, op_->selection_set);
     root_data_ = req_.root_value;
     ResponseText::Part* data = text_.root();
     out().reserve(response_size_hint);
@@ -426,119 +399,6 @@ class Execution {
       variables_[def.name] = std::move(*v);
     }
     return resp.errors.empty();
-  }
-
-  // ---- collection ----
-  bool ShouldInclude(const std::vector<Directive>& directives) const {
-    for (const Directive& d : directives) {
-      const bool skip = d.name == "skip";
-      if (!skip && d.name != "include") continue;
-      for (const Argument& a : d.arguments) {
-        if (a.name != "if") continue;
-        bool value = false;
-        if (a.value.kind == Value::Kind::boolean) {
-          value = a.value.boolean;
-        } else if (a.value.kind == Value::Kind::variable) {
-          auto it = variables_.find(a.value.raw);
-          value = it != variables_.end() && it->value().is_bool() && it->value().get_bool();
-        }
-        if (skip && value) return false;
-        if (!skip && !value) return false;
-      }
-    }
-    return true;
-  }
-
-  bool FragmentApplies(const Type& object_type, std::string_view condition) const {
-    if (condition.empty()) return true;
-    const Type* t = schema_.find_type(condition);
-    if (!t) return false;
-    if (t == &object_type) return true;
-    return t->is_abstract() && schema_.is_possible_type(*t, object_type);
-  }
-
-  void CollectInto(const Type& type, const SelectionSet& root, std::vector<FieldGroup>& groups,
-                   std::unordered_map<std::string_view, std::size_t>& index,
-                   std::unordered_set<std::string_view>& visited) const {
-    // Depth first on an explicit stack: a chain of fragment spreads is as long as the
-    // document, and the depth limit does not see spreads that select no field in between.
-    std::vector<std::pair<const SelectionSet*, std::size_t>> stack{{&root, 0}};
-    while (!stack.empty()) {
-      auto& [set, next] = stack.back();
-      if (next == set->size()) {
-        stack.pop_back();
-        continue;
-      }
-      const Selection& sel = (*set)[next++];
-      if (!ShouldInclude(sel.directives)) continue;
-      switch (sel.kind) {
-        case Selection::Kind::field: {
-          const std::string_view key = sel.response_key();
-          auto [it, inserted] = index.try_emplace(key, groups.size());
-          if (inserted) groups.push_back(FieldGroup{key, {}, nullptr});
-          groups[it->second].nodes.push_back(&sel);
-          break;
-        }
-        case Selection::Kind::fragment_spread: {
-          if (!visited.insert(sel.name).second) break;
-          auto it = fragments_.find(sel.name);
-          if (it == fragments_.end() || !FragmentApplies(type, it->second->type_condition)) break;
-          stack.emplace_back(&it->second->selection_set, 0);  // `set` and `next` dangle now
-          break;
-        }
-        case Selection::Kind::inline_fragment:
-          if (!FragmentApplies(type, sel.type_condition)) break;
-          stack.emplace_back(&sel.selection_set, 0);
-          break;
-      }
-    }
-  }
-
-  // The fields of `sets` for the object type `type`, cached per (type, key).
-  const Collected& Collect(const Type& type, const void* key, std::initializer_list<const SelectionSet*> sets) {
-    return CollectSets(type, key, sets.begin(), sets.end());
-  }
-
-  template <typename It>
-  const Collected& CollectSets(const Type& type, const void* key, It begin, It end) {
-    auto [it, inserted] = cache_.try_emplace(CacheKey{&type, key});
-    if (!inserted) return *it->second;
-    auto c = std::make_unique<Collected>();
-    std::unordered_map<std::string_view, std::size_t> index;
-    std::unordered_set<std::string_view> visited;
-    for (It s = begin; s != end; ++s) CollectInto(type, **s, c->groups, index, visited);
-    for (FieldGroup& g : c->groups) {
-      const std::string_view name = g.nodes[0]->name;
-      if (name == "__typename")
-        g.def = &schema_.typename_meta_field();
-      else if (&type == schema_.query_type() && name == "__schema")
-        g.def = &schema_.schema_meta_field();
-      else if (&type == schema_.query_type() && name == "__type")
-        g.def = &schema_.type_meta_field();
-      else
-        g.def = type.find_field(name);
-      g.member.push_back(',');
-      append_json_string(g.member, g.key);
-      g.member.push_back(':');
-    }
-    it->second = std::move(c);
-    return *it->second;
-  }
-
-  const Collected& SubFields(const Type& object_type, const FieldGroup& group) {
-    if (group.sub_type == &object_type) return *group.sub;
-    const Collected* c;
-    if (group.nodes.size() == 1) {
-      const SelectionSet* set = &group.nodes[0]->selection_set;
-      c = &CollectSets(object_type, &group, &set, &set + 1);
-    } else {
-      std::vector<const SelectionSet*> sets;
-      for (const Selection* n : group.nodes) sets.push_back(&n->selection_set);
-      c = &CollectSets(object_type, &group, sets.begin(), sets.end());
-    }
-    group.sub_type = &object_type;
-    group.sub = c;
-    return *c;
   }
 
   // ---- writing the response ----
@@ -1029,7 +889,7 @@ class Execution {
 
   bool CompleteObject(const Type& object_type, const FieldGroup& g, const Data& data, const PathNode* path,
                       const Context& ctx) {
-    const Collected& fields = SubFields(object_type, g);
+    const Collected& fields = fields_.sub_fields(object_type, g);
     const Type* saved = current_parent_type_;
     current_parent_type_ = &object_type;
     const bool ok = ExecuteFields(object_type, data, fields, path, ctx);
@@ -1349,8 +1209,7 @@ class Execution {
   bool event_ = false;
   const OperationDefinition* op_ = nullptr;
   json::object variables_;
-  std::unordered_map<std::string_view, const FragmentDefinition*> fragments_;
-  std::unordered_map<CacheKey, std::unique_ptr<Collected>, CacheKeyHash> cache_;
+  FieldCollector fields_;
   asio::any_io_executor executor_;
   asio::steady_timer* done_ = nullptr;
   std::size_t pending_ = 0;
