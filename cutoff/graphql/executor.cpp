@@ -21,7 +21,9 @@
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/internal/blocks.hpp"
+#include "cutoff/graphql/internal/coercion.hpp"
 #include "cutoff/graphql/internal/field_collection.hpp"
+#include "cutoff/graphql/internal/operation_setup.hpp"
 #include "cutoff/graphql/internal/response_text.hpp"
 #include "cutoff/graphql/values.hpp"
 
@@ -133,112 +135,25 @@ class Execution {
  public:
   // `event`: executing a subscription event (req.root_value is the event), where a root field
   // without a resolver takes the event itself as its value.
-  Execution(const Schema& schema, const Request& req, Context ctx, ExecutionOptions options, bool event = false)
+  Execution(const Schema& schema, const Request& req, Context ctx, ExecutionOptions options,
+            internal::OperationSetup setup, bool event)
       : schema_(schema),
         req_(req),
         ctx_(std::move(ctx)),
         options_(options),
         event_(event),
+        op_(setup.operation),
+        root_type_(setup.root_type),
+        variables_(std::move(setup.variables)),
         fields_(schema_, *req_.document, variables_) {}
 
-  // CreateSourceEventStream: the source stream of the subscription's root field, or null with
-  // `resp.errors` set. `key` and `location` receive the root field's response key and location.
-  asio::awaitable<std::unique_ptr<EventStream>> CreateSourceStream(Response& resp, std::string* key,
-                                                                   Location* location) {
-    op_ = FindOperation(*req_.document, resp);
-    if (!op_) co_return nullptr;
-    if (op_->type != OperationType::subscription) {
-      resp.errors.push_back(
-          {"Expected a subscription operation, got a " + std::string(to_string(op_->type)) + ".", {op_->loc}, {}, {}});
-      co_return nullptr;
-    }
-    if (!CoerceVariables(resp)) co_return nullptr;
-    if (std::optional<GraphQLError> refused = CheckLimits()) {
-      resp.errors.push_back(std::move(*refused));
-      co_return nullptr;
-    }
-    const Type* root_type = schema_.subscription_type();
-    if (!root_type) {
-      resp.errors.push_back({"Schema is not configured to execute subscription operation.", {op_->loc}, {}, {}});
-      co_return nullptr;
-    }
-    // The spec takes the first root field; validation has made it the only one.
-    const Collected& fields = fields_.collect(*root_type, op_->selection_set);
-    if (fields.groups.empty()) {
-      resp.errors.push_back({"The subscription selects no root field.", {op_->loc}, {}, {}});
-      co_return nullptr;
-    }
-    const FieldGroup& g = fields.groups[0];
-    *key = std::string(g.key);
-    *location = g.nodes[0]->loc;
-    std::vector<PathSegment> path{std::string(g.key)};
-    const Field* def = g.def;
-    if (!def || def == &schema_.typename_meta_field()) {
-      resp.errors.push_back({"The subscription field \"" + std::string(g.nodes[0]->name) + "\" is not defined.",
-                             LocationsOf(g),
-                             path,
-                             {}});
-      co_return nullptr;
-    }
-    if (!def->subscribe) {
-      resp.errors.push_back({"Subscription field " + root_type->name + "." + def->name + " has no event source.",
-                             LocationsOf(g),
-                             path,
-                             {}});
-      co_return nullptr;
-    }
-    if (ctx_.stop_requested()) {  // never start after the stop
-      resp.errors.push_back(GraphQLError::of(error_code_for(ctx_.stop_reason()), {}, LocationsOf(g), path));
-      co_return nullptr;
-    }
-    std::string error;
-    json::object args = CoerceArguments(*def, *g.nodes[0], &error);
-    if (!error.empty()) {
-      resp.errors.push_back({error, LocationsOf(g), path, {}});
-      co_return nullptr;
-    }
-    std::unique_ptr<EventStream> stream;
-    std::exception_ptr failed;
-    try {
-      FieldContext fc{ctx_, req_.root_value, args, *def, *root_type, schema_, variables_, *g.nodes[0]};
-      stream = co_await with_context(ctx_, def->subscribe(fc));
-    } catch (...) {
-      failed = std::current_exception();
-    }
-    if (failed) {
-      resp.errors.push_back(ErrorFrom(failed, LocationsOf(g), path, ctx_, Sink()));
-      co_return nullptr;
-    }
-    if (!stream)
-      resp.errors.push_back({"Subscription field " + root_type->name + "." + def->name + " returned no event stream.",
-                             LocationsOf(g),
-                             path,
-                             {}});
-    co_return stream;
-  }
-
   asio::awaitable<Response> Run() {
-    Response resp;
-    op_ = FindOperation(*req_.document, resp);
-    if (!op_) co_return resp;
     // A mutation needs a ledger to tell a field whose effect may have landed from one that
     // cannot have written anything. Attached here only when the caller brought none: new
     // values make a context unrecognisable to whoever keys on them (see docs/architecture.md).
     if (op_->type == OperationType::mutation && !ctx_.commit_ledger())
       ctx_ = ctx_.with_commit_ledger(std::make_shared<CommitLedger>());
-    if (!CoerceVariables(resp)) co_return resp;
-    const Type* root_type = schema_.root_type(op_->type);
-    if (!root_type) {
-      resp.errors.push_back({"Schema is not configured to execute " + std::string(to_string(op_->type)) + " operation.",
-                             {op_->loc},
-                             {},
-                             {}});
-      co_return resp;
-    }
-    if (std::optional<GraphQLError> refused = CheckLimits()) {
-      resp.errors.push_back(std::move(*refused));
-      co_return resp;
-    }
+    Response resp;
     resp.has_data = true;
     executor_ = co_await asio::this_coro::executor;
     slice_start_ = SteadyClock::now();
@@ -257,6 +172,7 @@ class Execution {
       });
     }
 
+    const Type* root_type = root_type_;
     current_parent_type_ = root_type;
     const Collected& fields = fields_.collect(*root_type, op_->selection_set);
     root_data_ = req_.root_value;
@@ -338,69 +254,6 @@ class Execution {
   }
 
  private:
-  // ---- setup ----
-  std::optional<GraphQLError> CheckLimits() const {
-    const OperationLimits& limits = options_.limits;
-    if (limits.max_depth == 0 && limits.max_cost <= 0) return std::nullopt;
-    return check_operation_limits(measure_operation(schema_, *req_.document, *op_, variables_, limits), limits);
-  }
-
-  const OperationDefinition* FindOperation(const Document& doc, Response& resp) {
-    if (const OperationDefinition* op = select_operation(doc, req_.operation_name)) return op;
-    if (!req_.operation_name.empty())
-      resp.errors.push_back({"Unknown operation named \"" + req_.operation_name + "\".", {}, {}, {}});
-    else
-      resp.errors.push_back({doc.operations.empty()
-                                 ? "Must provide an operation."
-                                 : "Must provide operation name if query contains multiple operations.",
-                             {},
-                             {},
-                             {}});
-    return nullptr;
-  }
-
-  bool CoerceVariables(Response& resp) {
-    for (const VariableDefinition& def : op_->variables) {
-      const Type* type = schema_.type_from_ref(def.type);
-      if (!type || !type->is_input()) {
-        resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" expected value of type \"" +
-                                   def.type.to_string() + "\" which cannot be used as an input type.",
-                               {def.loc},
-                               {},
-                               {}});
-        continue;
-      }
-      auto it = req_.variables.find(def.name);
-      if (it == req_.variables.end()) {
-        if (def.default_value) {
-          std::string error;
-          auto v = coerce_literal(*def.default_value, *type, {}, &error);
-          if (v) variables_[def.name] = std::move(*v);
-        } else if (type->is_non_null()) {
-          resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" of required type \"" +
-                                     def.type.to_string() + "\" was not provided.",
-                                 {def.loc},
-                                 {},
-                                 {}});
-        }
-        continue;
-      }
-      std::string error;
-      auto v = coerce_input(it->value(), *type, &error);
-      if (!v) {
-        std::string shown;
-        append_json(shown, it->value());
-        resp.errors.push_back({"Variable \"$" + std::string(def.name) + "\" got invalid value " + shown + "; " + error,
-                               {def.loc},
-                               {},
-                               {}});
-        continue;
-      }
-      variables_[def.name] = std::move(*v);
-    }
-    return resp.errors.empty();
-  }
-
   // ---- writing the response ----
   //
   // Values are written straight into `text_` in selection order. Every function that writes
@@ -617,40 +470,6 @@ class Execution {
     return true;
   }
 
-  json::object CoerceArguments(const Field& def, const Selection& node, std::string* error) const {
-    json::object args;
-    if (def.args.empty()) return args;
-    for (const InputValue& a : def.args) {
-      const Argument* given = nullptr;
-      for (const Argument& x : node.arguments)
-        if (x.name == a.name) given = &x;
-      std::optional<json::value> v;
-      if (given) {
-        v = coerce_literal(given->value, *a.type, variables_, error);
-        if (!v && !error->empty()) {
-          *error = "Argument \"" + a.name + "\" has invalid value " + print_literal(given->value) + ": " + *error;
-          return {};
-        }
-      }
-      if (!v) {
-        if (a.default_value) {
-          v = coerce_input(*a.default_value, *a.type, error);
-          if (!v) return {};
-        } else if (a.type->is_non_null()) {
-          *error = given
-                       ? "Argument \"" + a.name + "\" of non-null type \"" + a.type->display() + "\" must not be null."
-                       : "Argument \"" + a.name + "\" of required type \"" + a.type->display() + "\" was not provided.";
-          return {};
-        } else {
-          continue;
-        }
-      }
-      args[a.name] = std::move(*v);
-    }
-    error->clear();
-    return args;
-  }
-
   static Data DefaultResolve(const Data& parent, std::string_view name) {
     const json::value* j = parent.if_json();
     if (!j || !j->is_object()) return Data();
@@ -688,7 +507,7 @@ class Execution {
     std::optional<json::object> coerced;
     if (!def.args.empty()) {
       std::string error;
-      coerced.emplace(CoerceArguments(def, *g.nodes[0], &error));
+      coerced.emplace(internal::coerce_argument_values(def, *g.nodes[0], variables_, &error));
       if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
       args = &*coerced;
     }
@@ -732,7 +551,7 @@ class Execution {
     json::object args;
     if (!def.args.empty()) {
       std::string error;
-      args = CoerceArguments(def, *g.nodes[0], &error);
+      args = internal::coerce_argument_values(def, *g.nodes[0], variables_, &error);
       if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
     }
     Defer(parent_type, parent, g, path, fctx, std::move(args), def.type, nullptr).sync = !def.async;
@@ -1207,7 +1026,8 @@ class Execution {
   Context ctx_;
   ExecutionOptions options_;
   bool event_ = false;
-  const OperationDefinition* op_ = nullptr;
+  const OperationDefinition* op_;
+  const Type* root_type_;
   json::object variables_;
   FieldCollector fields_;
   asio::any_io_executor executor_;
@@ -1257,9 +1077,21 @@ class Execution {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for posts that may outlive us
 };
 
-}  // namespace
-
-namespace {
+// execute(), and each subscription event (`event`: request.root_value is the event, which a
+// root field without a resolver takes as its value).
+asio::awaitable<Response> ExecuteOperation(const Schema& schema, const Request& request, Context ctx,
+                                           ExecutionOptions options, bool event) {
+  Response resp;
+  if (!request.document) {
+    resp.errors.push_back({"Must provide document.", {}, {}, {}});
+    co_return resp;
+  }
+  std::optional<internal::OperationSetup> setup =
+      internal::setup_operation(schema, request, options.limits, /*subscription=*/false, resp.errors);
+  if (!setup) co_return resp;
+  Execution ex(schema, request, std::move(ctx), options, std::move(*setup), event);
+  co_return co_await ex.Run();
+}
 
 // `{"errors":[...],` (when there are errors), then `"data":` when there is data.
 void AppendResponseHead(const Response& r, std::string& out) {
@@ -1305,25 +1137,76 @@ const OperationDefinition* select_operation(const Document& doc, std::string_vie
 }
 
 asio::awaitable<Response> execute(const Schema& schema, const Request& request, Context ctx, ExecutionOptions options) {
-  if (!request.document) {
-    Response r;
-    r.errors.push_back({"Must provide document.", {}, {}, {}});
-    co_return r;
-  }
-  Execution ex(schema, request, std::move(ctx), options);
-  co_return co_await ex.Run();
+  return ExecuteOperation(schema, request, std::move(ctx), std::move(options), /*event=*/false);
 }
 
 // ---- subscriptions -------------------------------------------------------------------------------
 
 namespace {
 
-// Its own coroutine: with the Execution inlined into Subscription::next's frame, g++ 12 warns
-// (wrongly) that the frame is freed by a mismatched operator delete.
-asio::awaitable<Response> ExecuteEvent(const Schema& schema, const Request& request, Context ctx,
-                                       ExecutionOptions options) {
-  Execution ex(schema, request, std::move(ctx), options, /*event=*/true);
-  co_return co_await ex.Run();
+// CreateSourceEventStream (spec 6.2.3.1): the source stream of the subscription's root field,
+// or null with `errors` set. `key` and `location` receive the root field's response key and
+// location.
+asio::awaitable<std::unique_ptr<EventStream>> CreateSourceStream(const Schema& schema, const Request& req,
+                                                                 const Context& ctx, const ExecutionOptions& options,
+                                                                 std::vector<GraphQLError>& errors, std::string* key,
+                                                                 Location* location) {
+  std::optional<internal::OperationSetup> setup =
+      internal::setup_operation(schema, req, options.limits, /*subscription=*/true, errors);
+  if (!setup) co_return nullptr;
+  const OperationDefinition& op = *setup->operation;
+  const Type& root_type = *setup->root_type;
+  // The spec takes the first root field; validation has made it the only one.
+  internal::FieldCollector collector(schema, *req.document, setup->variables);
+  const internal::Collected& fields = collector.collect(root_type, op.selection_set);
+  if (fields.groups.empty()) {
+    errors.push_back({"The subscription selects no root field.", {op.loc}, {}, {}});
+    co_return nullptr;
+  }
+  const internal::FieldGroup& g = fields.groups[0];
+  *key = std::string(g.key);
+  *location = g.nodes[0]->loc;
+  std::vector<PathSegment> path{std::string(g.key)};
+  const Field* def = g.def;
+  if (!def || def == &schema.typename_meta_field()) {
+    errors.push_back(
+        {"The subscription field \"" + std::string(g.nodes[0]->name) + "\" is not defined.", g.locations(), path, {}});
+    co_return nullptr;
+  }
+  if (!def->subscribe) {
+    errors.push_back(
+        {"Subscription field " + root_type.name + "." + def->name + " has no event source.", g.locations(), path, {}});
+    co_return nullptr;
+  }
+  if (ctx.stop_requested()) {  // never start after the stop
+    errors.push_back(GraphQLError::of(error_code_for(ctx.stop_reason()), {}, g.locations(), path));
+    co_return nullptr;
+  }
+  std::string error;
+  json::object args = internal::coerce_argument_values(*def, *g.nodes[0], setup->variables, &error);
+  if (!error.empty()) {
+    errors.push_back({error, g.locations(), path, {}});
+    co_return nullptr;
+  }
+  std::unique_ptr<EventStream> stream;
+  std::exception_ptr failed;
+  try {
+    FieldContext fc{ctx, req.root_value, args, *def, root_type, schema, setup->variables, *g.nodes[0]};
+    stream = co_await with_context(ctx, def->subscribe(fc));
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  if (failed) {
+    const ErrorSink sink{schema, options.recorder, op.name, ctx};
+    errors.push_back(ErrorFrom(failed, g.locations(), path, ctx, sink));
+    co_return nullptr;
+  }
+  if (!stream)
+    errors.push_back({"Subscription field " + root_type.name + "." + def->name + " returned no event stream.",
+                      g.locations(),
+                      path,
+                      {}});
+  co_return stream;
 }
 
 }  // namespace
@@ -1391,7 +1274,8 @@ asio::awaitable<std::optional<Response>> Subscription::next() {
   // ExecuteSubscriptionEvent, under the event's own deadline.
   request_.root_value = std::move(*event);
   Context event_ctx = ctx_.with_timeout(options_.event_budget);
-  Response response = co_await ExecuteEvent(schema_, request_, std::move(event_ctx), options_.execution);
+  Response response =
+      co_await ExecuteOperation(schema_, request_, std::move(event_ctx), options_.execution, /*event=*/true);
   request_.root_value = Data();  // the event is not kept past its response
   // A stop during the event makes this response the last.
   if (ctx_.stop_requested()) {
@@ -1412,11 +1296,8 @@ asio::awaitable<SubscribeResult> subscribe(const Schema& schema, const Request& 
   }
   std::string key;
   Location location;
-  std::unique_ptr<EventStream> stream;
-  {
-    Execution ex(schema, request, ctx, options.execution);
-    stream = co_await ex.CreateSourceStream(result.errors, &key, &location);
-  }
+  std::unique_ptr<EventStream> stream =
+      co_await CreateSourceStream(schema, request, ctx, options.execution, result.errors.errors, &key, &location);
   if (!stream) co_return result;
   result.subscription.reset(
       new Subscription(schema, request, std::move(ctx), options, std::move(stream), std::move(key), location));
