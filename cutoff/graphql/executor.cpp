@@ -22,8 +22,10 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/internal/blocks.hpp"
 #include "cutoff/graphql/internal/coercion.hpp"
+#include "cutoff/graphql/internal/execution_errors.hpp"
 #include "cutoff/graphql/internal/field_collection.hpp"
 #include "cutoff/graphql/internal/operation_setup.hpp"
+#include "cutoff/graphql/internal/response_path.hpp"
 #include "cutoff/graphql/internal/response_text.hpp"
 #include "cutoff/graphql/values.hpp"
 
@@ -33,48 +35,12 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using internal::Collected;
+using internal::ExecutionErrors;
 using internal::FieldCollector;
 using internal::FieldGroup;
+using internal::PathNode;
+using internal::path_of;
 using internal::ResponseText;
-
-// ---- response paths ------------------------------------------------------------------------------
-
-// A response path as a chain from a field or list item up to the root. The nodes of what is
-// being executed live on the stack; a task copies its path into the execution (Persist), and
-// `saved` lets siblings share the copy of their common prefix. Only errors and the recorder
-// read paths, so the hot path builds them without allocating.
-struct PathNode {
-  const PathNode* parent = nullptr;
-  std::string_view key;                     // an object member's response key (unused for list items)
-  std::int64_t index = -1;                  // a list item's position; -1 for object members
-  mutable const PathNode* saved = nullptr;  // the persistent copy (itself once persistent)
-};
-
-std::vector<PathSegment> PathOf(const PathNode* n) {
-  std::vector<PathSegment> out;
-  for (; n; n = n->parent) {
-    if (n->index >= 0)
-      out.emplace_back(n->index);
-    else
-      out.emplace_back(std::string(n->key));
-  }
-  return {out.rbegin(), out.rend()};
-}
-
-// "warehouse.bins.3.stock"
-std::string PathText(const std::vector<PathSegment>& path) {
-  std::string out;
-  for (const auto& seg : path) {
-    if (!out.empty()) out.push_back('.');
-    if (auto* k = std::get_if<std::string>(&seg))
-      out += *k;
-    else
-      out += std::to_string(std::get<std::int64_t>(seg));
-  }
-  return out;
-}
-
-std::string PathText(const PathNode* n) { return PathText(PathOf(n)); }
 
 void AppendInt(std::string& out, std::int64_t v) {
   char buf[24];
@@ -87,47 +53,6 @@ void AppendInt(std::string& out, std::int64_t v) {
 // without growing its text over and over.
 constexpr std::size_t kMaxResponseSizeHint = 64 * 1024;
 thread_local std::size_t response_size_hint = 0;
-
-// Where an unexpected error is reported, and how it is shown.
-struct ErrorSink {
-  const Schema& schema;
-  ExecutionRecorder* recorder;
-  std::string_view operation;
-  const Context& ctx;  // the operation's: its request id names the error in the log
-};
-
-// An unexpected error (an exception that is neither a FieldError nor a public cutoff::Error):
-// reported with its real message to the recorder, shown to the client as the schema's
-// masking says. `code` is kept when the error had one (a cutoff::Error of code internal).
-GraphQLError Unexpected(const ErrorSink& sink, std::string_view what, std::vector<Location> locations,
-                        std::vector<PathSegment> path, std::string_view code = {}) {
-  if (sink.recorder) sink.recorder->internal_error(sink.operation, PathText(path), sink.ctx.request_id(), what);
-  const ErrorMasking& masking = sink.schema.error_masking();
-  if (!masking.enabled) {
-    GraphQLError e{std::string(what), std::move(locations), std::move(path), std::string(code)};
-    if (!code.empty()) e.error_code = ErrorCode::internal;
-    return e;
-  }
-  std::string message = masking.message;
-  if (!sink.ctx.request_id().empty()) message += " (request id: " + sink.ctx.request_id() + ")";
-  return GraphQLError::of(ErrorCode::internal, std::move(message), std::move(locations), std::move(path));
-}
-
-// An error that ended something other than a field (a source stream's creation or its
-// next event) as a GraphQL error at `path`. A cancellation caused by a stop of `ctx` reports
-// the stop.
-GraphQLError ErrorFrom(std::exception_ptr error, std::vector<Location> locations, std::vector<PathSegment> path,
-                       const Context& ctx, const ErrorSink& sink) {
-  if (const auto* field_error = find_exception<FieldError>(error))
-    return GraphQLError{field_error->message, std::move(locations), std::move(path), field_error->code};
-  const Error e = to_error(error, ctx.stop_reason(), ctx.request_id());
-  if (e.stop_reason() != StopReason::none)
-    return GraphQLError::of(error_code_for(e.stop_reason()), {}, std::move(locations), std::move(path));
-  if (e.code() == ErrorCode::internal)  // a cutoff::Error of code internal keeps its code unmasked
-    return Unexpected(sink, e.message(), std::move(locations), std::move(path),
-                      find_error(error) ? e.info().graphql_code : std::string_view());
-  return GraphQLError::of(e.code(), e.message(), std::move(locations), std::move(path));
-}
 
 // ---- the execution -------------------------------------------------------------------------------
 
@@ -145,7 +70,8 @@ class Execution {
         op_(setup.operation),
         root_type_(setup.root_type),
         variables_(std::move(setup.variables)),
-        fields_(schema_, *req_.document, variables_) {}
+        fields_(schema_, *req_.document, variables_),
+        errors_(schema_, options_, op_->name, ctx_) {}
 
   asio::awaitable<Response> Run() {
     // A mutation needs a ledger to tell a field whose effect may have landed from one that
@@ -165,7 +91,7 @@ class Execution {
     std::optional<CancelRegistration> on_stop;
     if (ctx_.bound()) {
       on_stop.emplace(ctx_.token(), [this, alive = alive_, ex = executor_](StopReason) {
-        stop_time_ = SteadyClock::now();
+        errors_.note_stop();
         asio::post(ex, [this, alive] {
           if (*alive) CancelInFlight();
         });
@@ -188,12 +114,11 @@ class Execution {
         const PathNode path{nullptr, g.key};
         // Root mutation fields run one at a time, each to completion, so what the ledger
         // gains from here until the field ends is this field's.
-        field_ledger_ = ctx_.commit_ledger();
-        field_mark_ = {field_ledger_->commit_points(), field_ledger_->unkeyed_commit_points()};
+        errors_.begin_mutation_field(ctx_.commit_ledger());
         ExecuteField(*root_type, root_data_, g, &path, ctx_);
         EndWalk();
         co_await WaitForPending();
-        field_ledger_ = nullptr;
+        errors_.end_mutation_field();
         BeginWalk(data);
         if (data->nulled) {
           // The data is gone, so the later fields have no place to be null in; under a stop
@@ -201,10 +126,10 @@ class Execution {
           if (ctx_.stop_requested()) {
             const ErrorCodeInfo& i = info(error_code_for(ctx_.stop_reason()));
             for (std::size_t j = k + 1; j < fields.groups.size(); ++j)
-              AddError(GraphQLError::of(i.code,
+              errors_.add(GraphQLError::of(i.code,
                                         "This mutation field was never started (" + std::string(i.summary) +
                                             "), so it did nothing.",
-                                        LocationsOf(fields.groups[j]), {std::string(fields.groups[j].key)}));
+                                        fields.groups[j].locations(), {std::string(fields.groups[j].key)}));
           }
           break;
         }
@@ -231,25 +156,9 @@ class Execution {
       co_return resp;
     }
 
-    if (suppressed_stop_errors_ > 0) {
-      errors_.push_back(GraphQLError::of(
-          suppressed_ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_),
-          "... and " + std::to_string(suppressed_stop_errors_) + " more fields were stopped (" +
-              std::string(cutoff::to_string(first_stop_reason_)) + ")"));
-    }
-    // The HTTP client's "sent, no answer" arrives as a commit_ambiguous error, not a stop.
-    const bool stopped = first_stop_reason_ != StopReason::none || (ambiguous_ && ctx_.stop_requested());
-    if (options_.policy == StopPolicy::whole_response && stopped) {
-      // One error for the whole response must not read as "nothing happened" when a
-      // mutation field's effect may have landed.
-      const ErrorCodeInfo& i = info(ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_));
-      resp.has_data = false;
-      resp.errors.push_back(GraphQLError::of(i.code, ambiguous_ ? ambiguous_message_ : std::string()));
-      co_return resp;
-    }
+    if (!errors_.finish(resp)) co_return resp;
     resp.data = std::move(text_).render();
     response_size_hint = std::min<std::size_t>(resp.data.size(), kMaxResponseSizeHint);
-    resp.errors = std::move(errors_);
     co_return resp;
   }
 
@@ -334,113 +243,41 @@ class Execution {
   // nullable position, unless an earlier error already nulled it there (as graphql-js does).
   bool NullInNonNull(GraphQLError* e) {
     if (frames_.size() > walk_frames_) {  // a Guarded value being written: it becomes null
-      if (e) AddError(std::move(*e));
+      if (e) errors_.add(std::move(*e));
       return false;
     }
     ResponseText::Part* target = walk_part_->target;
     if (!target->nulled) {
       target->nulled = true;
-      if (e) AddError(std::move(*e));
+      if (e) errors_.add(std::move(*e));
     }
     return false;
   }
 
-  // ---- errors ----
-  std::vector<Location> LocationsOf(const FieldGroup& g) const { return {g.nodes[0]->loc}; }
-
-  void AddError(GraphQLError e) { errors_.push_back(std::move(e)); }
-
   // A field or item failed with `e`: null here, or further up from a non-null position.
   bool Fail(bool non_null, GraphQLError e) {
     if (non_null) return NullInNonNull(&e);
-    AddError(std::move(e));
+    errors_.add(std::move(e));
     out() += "null";
     return true;
   }
 
-  // Whether the mutation root field now running may have made something durable (its
-  // share of the ledger). Always false outside a mutation's root fields.
-  bool FieldMayHaveWritten() const noexcept {
-    return field_ledger_ &&
-           (field_ledger_->commit_points() > field_mark_.commits || field_ledger_->after_commit_pending());
-  }
-
-  // The error for a mutation field whose effect may have landed; `cause` says what cut it.
-  GraphQLError AmbiguousError(const PathNode* path, const FieldGroup& g, std::string_view cause) {
-    const bool keyed = field_ledger_->unkeyed_commit_points() == field_mark_.unkeyed &&
-                       field_ledger_->commit_points() > field_mark_.commits;
-    std::string m = "The mutation may have taken effect (" + std::string(cause) + "). ";
-    m += keyed ? "Retrying with the same idempotency key is safe: it returns the first outcome instead of applying it "
-                 "again."
-               : "Check whether it took effect before trying again.";
-    ambiguous_ = true;
-    if (ambiguous_message_.empty()) ambiguous_message_ = m;
-    if (options_.recorder) options_.recorder->field_ambiguous(op_->name, PathText(path));
-    return GraphQLError::of(ErrorCode::commit_ambiguous, std::move(m), LocationsOf(g), PathOf(path));
+  // As Fail, for an error ExecutionErrors decided; nullopt: null without an error of its own.
+  bool Fail(bool non_null, std::optional<GraphQLError> e) {
+    if (e) return Fail(non_null, std::move(*e));
+    if (non_null) return NullInNonNull(nullptr);
+    out() += "null";
+    return true;
   }
 
   bool FailStopped(const PathNode* path, bool non_null, const FieldGroup& g, StopReason reason, Duration overshoot,
                    bool started = true) {
-    if (reason == StopReason::none) reason = StopReason::cancelled;
-    if (first_stop_reason_ == StopReason::none) first_stop_reason_ = reason;
-    if (options_.recorder) options_.recorder->field_stopped(op_->name, PathText(path), reason, overshoot);
-    const ErrorCodeInfo& i = info(error_code_for(reason));
-    const bool ambiguous = FieldMayHaveWritten();
-    if (stop_errors_ >= options_.max_stop_errors) {
-      ++suppressed_stop_errors_;
-      if (ambiguous) {
-        ambiguous_ = suppressed_ambiguous_ = true;
-        if (options_.recorder) options_.recorder->field_ambiguous(op_->name, PathText(path));
-      }
-      if (non_null) return NullInNonNull(nullptr);
-      out() += "null";
-      return true;
-    }
-    ++stop_errors_;
-    if (ambiguous)
-      return Fail(non_null, AmbiguousError(path, g, "it was stopped by " + std::string(i.name) +
-                                                        " after its effect may have been applied"));
-    if (!started && field_ledger_ && path->parent == nullptr)  // a root mutation field
-      return Fail(non_null, GraphQLError::of(i.code,
-                                             "This mutation field was never started (" + std::string(i.summary) +
-                                                 "), so it did nothing.",
-                                             LocationsOf(g), PathOf(path)));
-    return Fail(non_null, GraphQLError::of(i.code, {}, LocationsOf(g), PathOf(path)));
+    return Fail(non_null, errors_.stopped(path, g, reason, overshoot, started));
   }
 
-  // A FieldError and a cutoff::Error of a public code keep their message and code; anything
-  // else is unexpected, and masked as the schema says.
   bool FailWith(const PathNode* path, bool non_null, const FieldGroup& g, std::exception_ptr error,
                 const Context& ctx) {
-    if (const auto* field_error = find_exception<FieldError>(error))
-      return Fail(non_null, GraphQLError{field_error->message, LocationsOf(g), PathOf(path), field_error->code});
-    // An Asio abort is this field's stop, or our caller cancelling us through Asio
-    // (WaitForPending): a cancellation, not a bug.
-    const StopReason aborted_by =
-        ctx.stop_requested() ? ctx.stop_reason() : externally_cancelled_ ? StopReason::cancelled : StopReason::none;
-    const Error e = to_error(error, aborted_by, ctx.request_id());
-    if (e.stop_reason() != StopReason::none) return FailStopped(path, non_null, g, e.stop_reason(), Overshoot(ctx));
-    // A failure that says nothing about the effect (no answer, a timeout, a refusal by
-    // the infrastructure) after the field's effect may have landed is ambiguous too.
-    if (e.code() == ErrorCode::commit_ambiguous || (FieldMayHaveWritten() && e.info().leaves_effect_unknown)) {
-      if (field_ledger_) return Fail(non_null, AmbiguousError(path, g, e.message()));
-      return Fail(non_null, GraphQLError::of(e.code(), e.message(), LocationsOf(g), PathOf(path)));
-    }
-    if (e.code() == ErrorCode::internal)  // a cutoff::Error of code internal keeps its code unmasked
-      return Fail(non_null, Unexpected(Sink(), e.message(), LocationsOf(g), PathOf(path),
-                                       find_error(error) ? e.info().graphql_code : std::string_view()));
-    return Fail(non_null, GraphQLError::of(e.code(), e.message(), LocationsOf(g), PathOf(path)));
-  }
-
-  ErrorSink Sink() const { return ErrorSink{schema_, options_.recorder, op_ ? op_->name : std::string_view(), ctx_}; }
-
-  Duration Overshoot(const Context& ctx) const {
-    const TimePoint now = SteadyClock::now();
-    TimePoint stopped = stop_time_;
-    if (ctx.stop_reason() == StopReason::deadline_exceeded && !ctx.deadline().is_never())
-      stopped = ctx.deadline().time_point();
-    if (stopped == TimePoint{} || stopped > now) return Duration::zero();
-    return now - stopped;
+    return Fail(non_null, errors_.failed(path, g, error, ctx, externally_cancelled_));
   }
 
   // ---- execution ----
@@ -508,7 +345,7 @@ class Execution {
     if (!def.args.empty()) {
       std::string error;
       coerced.emplace(internal::coerce_argument_values(def, *g.nodes[0], variables_, &error));
-      if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
+      if (!error.empty()) return Fail(non_null, GraphQLError{error, g.locations(), path_of(path), {}});
       args = &*coerced;
     }
     if (def.async) {
@@ -552,7 +389,7 @@ class Execution {
     if (!def.args.empty()) {
       std::string error;
       args = internal::coerce_argument_values(def, *g.nodes[0], variables_, &error);
-      if (!error.empty()) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
+      if (!error.empty()) return Fail(non_null, GraphQLError{error, g.locations(), path_of(path), {}});
     }
     Defer(parent_type, parent, g, path, fctx, std::move(args), def.type, nullptr).sync = !def.async;
     return true;
@@ -600,7 +437,7 @@ class Execution {
       return true;
     }
     if (data.is_null()) {
-      if (non_null) return Fail(true, GraphQLError{CannotReturnNull(g), LocationsOf(g), PathOf(path), {}});
+      if (non_null) return Fail(true, GraphQLError{CannotReturnNull(g), g.locations(), path_of(path), {}});
       out() += "null";
       return true;
     }
@@ -627,15 +464,15 @@ class Execution {
                                ParentName() + "." + std::string(g.nodes[0]->name) + "\". Either the \"" + t.name +
                                "\" type should provide a \"resolveType\" function or each possible type "
                                "should provide an \"isTypeOf\" function.",
-                           LocationsOf(g),
-                           PathOf(path),
+                           g.locations(),
+                           path_of(path),
                            {}});
         }
         if (!schema_.is_possible_type(t, *object_type)) {
           return Fail(non_null, GraphQLError{"Runtime Object type \"" + object_type->name +
                                                  "\" is not a possible type for \"" + t.name + "\".",
-                                             LocationsOf(g),
-                                             PathOf(path),
+                                             g.locations(),
+                                             path_of(path),
                                              {}});
         }
         return Nullable(non_null, [&] { return CompleteObject(*object_type, g, data, path, ctx); });
@@ -696,9 +533,9 @@ class Execution {
     } catch (...) {
       return FailWith(path, non_null, g, std::current_exception(), ctx_);
     }
-    if (!v) return Fail(non_null, GraphQLError{error, LocationsOf(g), PathOf(path), {}});
+    if (!v) return Fail(non_null, GraphQLError{error, g.locations(), path_of(path), {}});
     if (v->is_null()) {
-      if (non_null) return Fail(true, GraphQLError{CannotReturnNull(g), LocationsOf(g), PathOf(path), {}});
+      if (non_null) return Fail(true, GraphQLError{CannotReturnNull(g), g.locations(), path_of(path), {}});
       out() += "null";
       return true;
     }
@@ -728,8 +565,8 @@ class Execution {
     if (!items && !jitems) {
       return Fail(non_null, GraphQLError{"Expected Iterable, but did not find one for field \"" + ParentName() + "." +
                                              std::string(g.nodes[0]->name) + "\".",
-                                         LocationsOf(g),
-                                         PathOf(path),
+                                         g.locations(),
+                                         path_of(path),
                                          {}});
     }
     const Type& item_type = *list_type.of_type;
@@ -1030,6 +867,7 @@ class Execution {
   const Type* root_type_;
   json::object variables_;
   FieldCollector fields_;
+  ExecutionErrors errors_;
   asio::any_io_executor executor_;
   asio::steady_timer* done_ = nullptr;
   std::size_t pending_ = 0;
@@ -1049,21 +887,6 @@ class Execution {
   std::vector<Data> retained_;               // values deferred fields may point into
   Data root_data_;
   const Type* current_parent_type_ = nullptr;
-  std::vector<GraphQLError> errors_;
-  std::size_t stop_errors_ = 0;
-  std::size_t suppressed_stop_errors_ = 0;
-  // The mutation root field running now and the ledger's counts when it started (null: not
-  // in a mutation's root field).
-  const CommitLedger* field_ledger_ = nullptr;
-  struct {
-    std::uint32_t commits = 0;
-    std::uint32_t unkeyed = 0;
-  } field_mark_;
-  bool ambiguous_ = false;             // some field's effect may have landed
-  bool suppressed_ambiguous_ = false;  // ... and its error was summarised
-  std::string ambiguous_message_;
-  StopReason first_stop_reason_ = StopReason::none;
-  std::atomic<TimePoint> stop_time_{TimePoint{}};
   bool externally_cancelled_ = false;
   // Limits while writing: the response's size, and how long a walk holds the executor.
   static constexpr std::int64_t kCheckpointEvery = 64;  // a power of two
@@ -1197,8 +1020,8 @@ asio::awaitable<std::unique_ptr<EventStream>> CreateSourceStream(const Schema& s
     failed = std::current_exception();
   }
   if (failed) {
-    const ErrorSink sink{schema, options.recorder, op.name, ctx};
-    errors.push_back(ErrorFrom(failed, g.locations(), path, ctx, sink));
+    const internal::ErrorSink sink{schema, options.recorder, op.name, ctx};
+    errors.push_back(internal::error_from(failed, g.locations(), path, ctx, sink));
     co_return nullptr;
   }
   if (!stream)
@@ -1256,8 +1079,8 @@ asio::awaitable<std::optional<Response>> Subscription::next() {
       co_return std::nullopt;
     }
     end_ = End::failed;
-    const ErrorSink sink{schema_, options_.execution.recorder, request_.operation_name, ctx_};
-    failure_.errors.push_back(ErrorFrom(failed, {field_location_}, {field_key_}, ctx_, sink));
+    const internal::ErrorSink sink{schema_, options_.execution.recorder, request_.operation_name, ctx_};
+    failure_.errors.push_back(internal::error_from(failed, {field_location_}, {field_key_}, ctx_, sink));
     stream_.reset();
     co_return std::nullopt;
   }
