@@ -1,32 +1,25 @@
 #include "cutoff/graphql/executor.hpp"
 
-#include <atomic>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <deque>
-#include <limits>
 #include <memory>
 #include <variant>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/error.hpp"
-#include "cutoff/graphql/internal/blocks.hpp"
 #include "cutoff/graphql/internal/coercion.hpp"
 #include "cutoff/graphql/internal/execution_errors.hpp"
 #include "cutoff/graphql/internal/field_collection.hpp"
+#include "cutoff/graphql/internal/field_tasks.hpp"
 #include "cutoff/graphql/internal/operation_setup.hpp"
 #include "cutoff/graphql/internal/response_path.hpp"
 #include "cutoff/graphql/internal/response_text.hpp"
+#include "cutoff/graphql/internal/walk_limits.hpp"
 #include "cutoff/graphql/values.hpp"
 
 namespace cutoff::graphql {
@@ -38,9 +31,12 @@ using internal::Collected;
 using internal::ExecutionErrors;
 using internal::FieldCollector;
 using internal::FieldGroup;
+using internal::FieldTask;
+using internal::FieldTasks;
 using internal::PathNode;
 using internal::path_of;
 using internal::ResponseText;
+using internal::WalkLimits;
 
 void AppendInt(std::string& out, std::int64_t v) {
   char buf[24];
@@ -56,7 +52,7 @@ thread_local std::size_t response_size_hint = 0;
 
 // ---- the execution -------------------------------------------------------------------------------
 
-class Execution {
+class Execution final : private FieldTasks::Host {
  public:
   // `event`: executing a subscription event (req.root_value is the event), where a root field
   // without a resolver takes the event itself as its value.
@@ -71,7 +67,9 @@ class Execution {
         root_type_(setup.root_type),
         variables_(std::move(setup.variables)),
         fields_(schema_, *req_.document, variables_),
-        errors_(schema_, options_, op_->name, ctx_) {}
+        errors_(schema_, options_, op_->name, ctx_),
+        limits_(options_.max_response_bytes, options_.yield_after),
+        tasks_(*this, schema_, variables_, ctx_, limits_) {}
 
   asio::awaitable<Response> Run() {
     // A mutation needs a ledger to tell a field whose effect may have landed from one that
@@ -81,20 +79,15 @@ class Execution {
       ctx_ = ctx_.with_commit_ledger(std::make_shared<CommitLedger>());
     Response resp;
     resp.has_data = true;
-    executor_ = co_await asio::this_coro::executor;
-    slice_start_ = SteadyClock::now();
-    if (options_.max_response_bytes > 0) response_limit_ = options_.max_response_bytes;
-    asio::steady_timer done(executor_, asio::steady_timer::time_point::max());
-    done_ = &done;
+    tasks_.start(co_await asio::this_coro::executor);
+    limits_.start_slice();
 
     // One registration for the whole operation: a stop cancels every resolver in flight.
     std::optional<CancelRegistration> on_stop;
     if (ctx_.bound()) {
-      on_stop.emplace(ctx_.token(), [this, alive = alive_, ex = executor_](StopReason) {
+      on_stop.emplace(ctx_.token(), [this](StopReason) {
         errors_.note_stop();
-        asio::post(ex, [this, alive] {
-          if (*alive) CancelInFlight();
-        });
+        tasks_.cancel_in_flight_soon();
       });
     }
 
@@ -117,7 +110,7 @@ class Execution {
         errors_.begin_mutation_field(ctx_.commit_ledger());
         ExecuteField(*root_type, root_data_, g, &path, ctx_);
         EndWalk();
-        co_await WaitForPending();
+        co_await tasks_.wait();
         errors_.end_mutation_field();
         BeginWalk(data);
         if (data->nulled) {
@@ -140,15 +133,13 @@ class Execution {
       BeginWalk(data);
       ExecuteFields(*root_type, root_data_, fields, nullptr, ctx_);
       EndWalk();
-      co_await WaitForPending();
+      co_await tasks_.wait();
     }
     on_stop.reset();
-    *alive_ = false;
-    done_ = nullptr;
     if (internal_error_) std::rethrow_exception(internal_error_);
-    if (aborted_) {
+    if (limits_.aborted()) {
       resp.has_data = false;
-      resp.errors.push_back({"The response grew past the limit of " + std::to_string(response_limit_) +
+      resp.errors.push_back({"The response grew past the limit of " + std::to_string(limits_.response_limit()) +
                                  " bytes; the operation was stopped.",
                              {},
                              {},
@@ -176,6 +167,11 @@ class Execution {
   struct Frame {
     ResponseText::Mark mark;
     ResponseText::Part* block = nullptr;  // set when the value was cut into a block
+  };
+  struct LateCompletion {
+    FieldTask* task;
+    std::exception_ptr error;
+    Data result;
   };
 
   std::string& out() noexcept { return text_.out(); }
@@ -277,7 +273,7 @@ class Execution {
 
   bool FailWith(const PathNode* path, bool non_null, const FieldGroup& g, std::exception_ptr error,
                 const Context& ctx) {
-    return Fail(non_null, errors_.failed(path, g, error, ctx, externally_cancelled_));
+    return Fail(non_null, errors_.failed(path, g, error, ctx, tasks_.externally_cancelled()));
   }
 
   // ---- execution ----
@@ -287,17 +283,17 @@ class Execution {
     // The limits are looked at every kCheckpointEvery fields (Checkpoint): counted per
     // object, and within a wide one.
     const std::size_t n = fields.groups.size();
-    if ((fields_to_checkpoint_ -= static_cast<std::int64_t>(n)) <= 0) [[unlikely]]
+    if (limits_.count(static_cast<std::int64_t>(n))) [[unlikely]]
       Checkpoint();
     for (std::size_t k = 0; k < n; ++k) {
-      if ((k & (kCheckpointEvery - 1)) == kCheckpointEvery - 1) [[unlikely]]
+      if (WalkLimits::due(k)) [[unlikely]]
         Checkpoint();
       const FieldGroup& g = fields.groups[k];
       out().append(g.member, k == 0 ? 1 : 0);
       const PathNode field_path{path, g.key};
       // A non-null field failed: its siblings are not started. Once Checkpoint halts the
       // walk, fields take the slow path.
-      if (halted_) [[unlikely]] {
+      if (limits_.halted()) [[unlikely]] {
         if (!ExecuteHalted(type, parent, g, &field_path, ctx)) return false;
         continue;
       }
@@ -355,19 +351,19 @@ class Execution {
     std::exception_ptr error;
     Data result = Resolve(def, parent_type, parent, *args, g, fctx, error);
     if (error) return FailWith(path, non_null, g, error, fctx);
-    const std::size_t deferred = tasks_.size();
+    const std::size_t deferred = tasks_.count();
     const bool ok = Complete(*def.type, g, result, path, fctx);
-    if (tasks_.size() != deferred) Retain(std::move(result));
+    if (tasks_.count() != deferred) tasks_.retain(std::move(result));
     return ok;
   }
 
-  // A field met while the walk is halted (out of line: the hot path only tests `halted_`).
+  // A field met while the walk is halted (out of line: the hot path only tests halted()).
   // When the response is abandoned nothing more is written; when the walk must yield, the
-  // field becomes a task that a runner starts after letting other work run (Drain). A
+  // field becomes a task that a runner starts after letting other work run. A
   // subscription event's root field reads the event itself, so it is executed now.
   [[gnu::noinline]] bool ExecuteHalted(const Type& parent_type, const Data& parent, const FieldGroup& g,
                                        const PathNode* path, const Context& ctx) {
-    if (aborted_) {
+    if (limits_.aborted()) {
       out() += "null";
       return true;
     }
@@ -411,16 +407,6 @@ class Execution {
       error = std::current_exception();
       return Data();
     }
-  }
-
-  // Fields deferred while completing `value` may point into it (a list's JSON items, the
-  // members the default resolver reads): it lives as long as the execution. Moving keeps
-  // what it points to in place (the JSON, the list's items, an owned object).
-  void Retain(Data value) {
-    const Data::Storage& s = value.storage();
-    const auto* object = std::get_if<Data::Object>(&s);
-    if (std::holds_alternative<Data::OwnedJson>(s) || std::holds_alternative<Data::List>(s) || (object && object->keep))
-      retained_.push_back(std::move(value));
   }
 
   std::string CannotReturnNull(const FieldGroup& g) const {
@@ -574,8 +560,7 @@ class Execution {
       out().push_back('[');
       const std::size_t n = items ? items->size() : jitems->size();
       for (std::size_t k = 0; k < n; ++k) {
-        if ((k & (kCheckpointEvery - 1)) == kCheckpointEvery - 1 && Checkpoint() == CheckpointResult::abandoned)
-            [[unlikely]]
+        if (WalkLimits::due(k) && Checkpoint() == WalkLimits::Result::abandoned) [[unlikely]]
           break;
         if (k) out().push_back(',');
         const PathNode item_path{path, {}, static_cast<std::int64_t>(k)};
@@ -588,223 +573,27 @@ class Execution {
     });
   }
 
-  // ---- asynchronous resolvers ----
-  //
-  // An asynchronous field (or a pending value) leaves a hole in the response and becomes a
-  // Task in a FIFO queue. Runners start the queued tasks: a runner is a coroutine that takes
-  // tasks one at a time and awaits each. Pump() spawns a runner, which runs inline until its
-  // task suspends (or the queue is empty); the next one then goes on with the queue.
-  // Resolvers that finish without suspending (a cache hit, a value already at hand) so cost
-  // a coroutine call each instead of a spawn, while those that suspend still all run
-  // concurrently: every queued task is started before any suspended one resumes. A runner
-  // resumed after its task suspended finishes that task only (its completion writes the
-  // hole), and pumps what the completion queued.
-  struct Runner;
-  struct Task {
-    const Type* parent_type = nullptr;
-    Data parent;
-    const FieldGroup* group = nullptr;
-    ResponseText::Part* hole = nullptr;
-    const PathNode* path = nullptr;  // persistent (Persist)
-    // The field's context: the operation's (ctx_), or own_ctx when a @budget cap applies here
-    // or above. Pointing at ctx_ saves a copy per task, and lets a pending value tell whether
-    // it runs under a cap (&ctx != &ctx_) without comparing contexts.
-    const Context* ctx = nullptr;
-    Context own_ctx;
-    json::object args;
-    const Type* type = nullptr;  // what the produced value completes as (the field's or a list item's type)
-    std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
-    bool capped = false;  // ctx is a cap's: its own stop cancels this task only
-    bool sync = false;  // a synchronous field queued when its walk yielded
-    std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields, while running
-    Runner* runner = nullptr;                    // the runner awaiting it, while it runs
-    bool done = false;
-  };
-  struct Runner {
-    asio::cancellation_signal signal;  // cancels the task the runner awaits
-    Task* task = nullptr;              // the task it awaits
-    bool draining = true;              // false once it suspended: it finishes its task only
-    bool started = false;
-    bool deferred = false;        // spawned off the executor: pumps the queue when it runs
-    bool yielded = false;         // waiting for other work on the executor to run
-    std::shared_ptr<bool> alive;  // the execution's
-  };
-  struct LateCompletion {
-    Task* task;
-    std::exception_ptr error;
-    Data result;
-  };
-
-  const PathNode* Persist(const PathNode* p) {
-    if (!p) return nullptr;
-    if (p->saved) return p->saved;
-    PathNode& copy = paths_.emplace(PathNode{Persist(p->parent), p->key, p->index});
-    copy.saved = &copy;
-    p->saved = &copy;
-    return &copy;
+  // Every kCheckpointEvery fields and list items: has the response outgrown its limit (then
+  // nothing more is written, resolvers in flight are cancelled, and Run answers
+  // RESPONSE_TOO_LARGE), and has this walk held the executor too long?
+  [[gnu::noinline]] WalkLimits::Result Checkpoint() {
+    if (limits_.over_response_limit(out().size())) tasks_.cancel_in_flight_soon();
+    return limits_.check();
   }
 
-  Task& Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
-              const Context& fctx, json::object args, const Type* type,
-              std::shared_ptr<const Data::Producer> produce) {
+  // ---- fields that complete later ----
+
+  // Leaves a hole for the field (or a pending value), which its task fills.
+  FieldTask& Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
+                   const Context& fctx, json::object args, const Type* type,
+                   std::shared_ptr<const Data::Producer> produce) {
     ResponseText::Part* target = type->is_non_null() ? NullableAbove() : nullptr;
     ResponseText::Part* hole = text_.hole();
     if (target) hole->target = target;
-    Task& t = tasks_.emplace();
-    t.parent_type = &parent_type;
-    t.parent = parent;
-    t.group = &g;
-    t.hole = hole;
-    t.path = Persist(path);
-    // Anything but the operation's own context is a cap's (the field's, or an ancestor's that
-    // this field, list item or pending value inherited): its stop must cancel the task.
-    const bool capped = &fctx != &ctx_;
-    if (capped) {
-      t.own_ctx = fctx;
-      t.ctx = &t.own_ctx;
-    } else {
-      t.ctx = &ctx_;
-    }
-    t.args = std::move(args);
-    t.type = type;
-    t.produce = std::move(produce);
-    t.capped = capped;
-    queue_.push_back(&t);
-    ++pending_;
-    return t;
+    return tasks_.add(hole, parent_type, parent, g, path, fctx, std::move(args), type, std::move(produce));
   }
 
-  // Every kCheckpointEvery fields and list items: has the response outgrown its limit, and
-  // (every fourth time) has this walk held the executor for `yield_after`? Either halts the
-  // walk: each field then checks `halted_` and is skipped or queued.
-  enum class CheckpointResult : std::uint8_t { go_on, yield, abandoned };
-  [[gnu::noinline]] CheckpointResult Checkpoint() {
-    fields_to_checkpoint_ = kCheckpointEvery;
-    if (!aborted_ && out().size() > response_limit_) Abort();
-    if (aborted_) return CheckpointResult::abandoned;
-    if (slice_exhausted_) return CheckpointResult::yield;
-    if (++checkpoints_ % 4 == 0 && options_.yield_after > Duration::zero() &&
-        SteadyClock::now() - slice_start_ >= options_.yield_after) {
-      slice_exhausted_ = true;
-      halted_ = true;
-      return CheckpointResult::yield;
-    }
-    return CheckpointResult::go_on;
-  }
-
-  // The response outgrew its limit: nothing more is written, resolvers in flight are
-  // cancelled, and Run answers RESPONSE_TOO_LARGE.
-  void Abort() {
-    if (aborted_) return;
-    aborted_ = true;
-    halted_ = true;
-    asio::post(executor_, [this, alive = alive_] {
-      if (*alive) CancelInFlight();
-    });
-  }
-
-  // Starts queued tasks until none is left.
-  void Pump() {
-    if (pumping_) return;  // a Pump further up the stack goes on with the queue
-    pumping_ = true;
-    while (next_queued_ < queue_.size()) {
-      auto runner = std::make_shared<Runner>();
-      runner->alive = alive_;
-      runners_.push_back(runner);
-      // Runs inline (the executor is the current one) until the runner's task suspends.
-      asio::co_spawn(executor_, Drain(runner.get()),
-                     asio::bind_cancellation_slot(runner->signal.slot(), [runner](std::exception_ptr) {}));
-      // Not started inline: this code does not run on the executor (the execution must run on
-      // its strand). The runner pumps the queue from there when it runs.
-      if (!runner->started) {
-        runner->deferred = true;
-        break;
-      }
-      if (runner->yielded) break;  // it pumps again once other work has run
-      if (runner->task) runner->draining = false;
-    }
-    if (next_queued_ == queue_.size()) {
-      queue_.clear();
-      next_queued_ = 0;
-    }
-    pumping_ = false;
-  }
-
-  asio::awaitable<void> Drain(Runner* r) {
-    r->started = true;
-    if (r->deferred) {
-      if (*r->alive) Pump();  // `this` may be gone when the execution ended first
-      co_return;
-    }
-    while (r->draining && next_queued_ < queue_.size()) {
-      if (slice_exhausted_) [[unlikely]] {
-        r->yielded = true;
-        co_await asio::post(executor_, asio::use_awaitable);
-        // Queued tasks keep the execution waiting in WaitForPending, so `this` is alive.
-        r->yielded = false;
-        slice_exhausted_ = false;
-        halted_ = aborted_;
-        fields_to_checkpoint_ = kCheckpointEvery;
-        slice_start_ = SteadyClock::now();
-        Pump();
-        co_return;
-      }
-      Task& t = *queue_[next_queued_++];
-      if (--fields_to_checkpoint_ <= 0) [[unlikely]]
-        Checkpoint();
-      if (aborted_) [[unlikely]] {  // the response is discarded: nothing more starts
-        t.done = true;
-        if (--pending_ == 0 && done_) done_->cancel();
-        continue;
-      }
-      if (t.ctx->stop_requested()) {  // never start a field after the stop
-        FinishStopped(t);
-        continue;
-      }
-      if (t.capped) {
-        // The cap is this field's own stop: it cancels only this resolver.
-        t.cap_stop.emplace(t.ctx->token(), [task = &t, alive = alive_, ex = executor_](StopReason) {
-          asio::post(ex, [task, alive] {
-            if (*alive && !task->done && task->runner) task->runner->signal.emit(asio::cancellation_type::terminal);
-          });
-        });
-      }
-      r->task = &t;
-      t.runner = r;
-      std::exception_ptr error;
-      Data result;
-      try {
-        if (t.produce) {
-          result = co_await (*t.produce)();
-        } else if (t.sync) {
-          result = Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, *t.ctx, error);
-        } else {
-          FieldContext fc{*t.ctx,         t.parent, t.args,     *t.group->def,
-                          *t.parent_type, schema_,  variables_, *t.group->nodes[0]};
-          result = co_await t.group->def->async(fc);
-        }
-      } catch (...) {
-        error = std::current_exception();
-      }
-      r->task = nullptr;
-      t.runner = nullptr;
-      if (walking_) {  // resumed inside a walk: the walk completes the task when it ends
-        late_.push_back(LateCompletion{&t, error, std::move(result)});
-        co_return;
-      }
-      try {
-        FinishAsync(t, error, result);
-      } catch (...) {  // out of memory, say: the execution ends with it rather than hang
-        AbortWalk();
-        if (!internal_error_) internal_error_ = std::current_exception();
-        if (--pending_ == 0 && done_) done_->cancel();
-      }
-    }
-    if (!r->draining) Pump();
-  }
-
-  void FinishStopped(Task& task) {
-    task.done = true;
+  void FinishStopped(FieldTask& task) {
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     BeginWalk(task.hole);
@@ -812,12 +601,10 @@ class Execution {
                 /*started=*/false);
     EndWalk();
     current_parent_type_ = saved;
-    if (--pending_ == 0 && done_) done_->cancel();
+    tasks_.finished();
   }
 
-  void FinishAsync(Task& task, std::exception_ptr error, Data& result) {
-    task.done = true;
-    task.cap_stop.reset();
+  void FinishAsync(FieldTask& task, std::exception_ptr error, Data& result) {
     const Type* saved = current_parent_type_;
     current_parent_type_ = task.parent_type;
     const FieldGroup& g = *task.group;
@@ -825,38 +612,35 @@ class Execution {
     if (error) {  // a cancellation caused by a stop reports the stop
       FailWith(task.path, task.type->is_non_null(), g, error, *task.ctx);
     } else {
-      const std::size_t deferred = tasks_.size();
+      const std::size_t deferred = tasks_.count();
       Complete(*task.type, g, result, task.path, *task.ctx);
-      if (tasks_.size() != deferred) Retain(std::move(result));
+      if (tasks_.count() != deferred) tasks_.retain(std::move(result));
     }
     EndWalk();
     current_parent_type_ = saved;
-    if (--pending_ == 0 && done_) done_->cancel();
+    tasks_.finished();
   }
 
-  void CancelInFlight() {
-    // Emitting may complete handlers inline on some operations; iterate over a copy.
-    std::vector<Runner*> copy;
-    for (const auto& r : runners_)
-      if (r->task && !r->task->done) copy.push_back(r.get());
-    for (Runner* r : copy)
-      if (r->task && !r->task->done) r->signal.emit(asio::cancellation_type::terminal);
+  // FieldTasks::Host
+  Data resolve(const FieldTask& t, std::exception_ptr& error) override {
+    return Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, *t.ctx, error);
   }
-
-  asio::awaitable<void> WaitForPending() {
-    Pump();
-    while (pending_ > 0) {
-      done_->expires_at(asio::steady_timer::time_point::max());
-      auto [ec] = co_await done_->async_wait(asio::as_tuple(asio::use_awaitable));
-      if (ec && pending_ > 0 && !externally_cancelled_) {
-        // Our caller was cancelled through Asio: cancel the resolvers in flight, and still
-        // wait for them (they point into this execution).
-        externally_cancelled_ = true;
-        co_await asio::this_coro::throw_if_cancelled(false);
-        CancelInFlight();
-      }
+  bool complete(FieldTask& t, std::exception_ptr error, Data& result) override {
+    if (walking_) {  // resumed inside a walk: the walk completes the task when it ends
+      late_.push_back(LateCompletion{&t, error, std::move(result)});
+      return false;
     }
+    try {
+      FinishAsync(t, error, result);
+    } catch (...) {  // out of memory, say: the execution ends with it rather than hang
+      AbortWalk();
+      if (!internal_error_) internal_error_ = std::current_exception();
+      tasks_.finished();
+    }
+    return true;
   }
+  void complete_stopped(FieldTask& t) override { FinishStopped(t); }
+  void checkpoint() override { Checkpoint(); }
 
   const Schema& schema_;
   const Request& req_;
@@ -868,36 +652,17 @@ class Execution {
   json::object variables_;
   FieldCollector fields_;
   ExecutionErrors errors_;
-  asio::any_io_executor executor_;
-  asio::steady_timer* done_ = nullptr;
-  std::size_t pending_ = 0;
-  internal::Blocks<Task, 64> tasks_;  // every task of the execution
-  std::vector<Task*> queue_;          // tasks not started yet, from next_queued_ on
-  std::size_t next_queued_ = 0;
-  bool pumping_ = false;
+  WalkLimits limits_;
+  FieldTasks tasks_;
   bool walking_ = false;               // a walk is writing the response
   std::deque<LateCompletion> late_;    // completions that arrived during a walk
   std::exception_ptr internal_error_;  // what interrupted a completion (rethrown by Run)
-  std::vector<std::shared_ptr<Runner>> runners_;
   ResponseText text_;
   std::vector<Frame> frames_;
   std::size_t walk_frames_ = 0;              // frames_ below this belong to an earlier walk
   ResponseText::Part* walk_part_ = nullptr;  // the part being written
-  internal::Blocks<PathNode> paths_;         // tasks' paths
-  std::vector<Data> retained_;               // values deferred fields may point into
   Data root_data_;
   const Type* current_parent_type_ = nullptr;
-  bool externally_cancelled_ = false;
-  // Limits while writing: the response's size, and how long a walk holds the executor.
-  static constexpr std::int64_t kCheckpointEvery = 64;  // a power of two
-  std::size_t response_limit_ = std::numeric_limits<std::size_t>::max();
-  bool aborted_ = false;
-  bool slice_exhausted_ = false;
-  bool halted_ = false;  // aborted_ || slice_exhausted_
-  std::int64_t fields_to_checkpoint_ = kCheckpointEvery;
-  std::uint32_t checkpoints_ = 0;
-  TimePoint slice_start_{};
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for posts that may outlive us
 };
 
 // execute(), and each subscription event (`event`: request.root_value is the event, which a
