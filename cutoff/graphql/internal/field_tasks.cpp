@@ -35,8 +35,8 @@ void FieldTasks::start(asio::any_io_executor executor) {
 }
 
 FieldTask& FieldTasks::add(ResponseText::Part* hole, const Type& parent_type, const Data& parent,
-                           const FieldGroup& g, const PathNode* path, const Context& fctx, boost::json::object args,
-                           const Type* type, std::shared_ptr<const Data::Producer> produce) {
+                           const FieldGroup& g, const PathNode* path, const Context& fctx, boost::json::object&& args,
+                           const Type* type, std::shared_ptr<const Data::Producer>&& produce) {
   FieldTask& t = tasks_.emplace();
   t.parent_type = &parent_type;
   t.parent = parent;

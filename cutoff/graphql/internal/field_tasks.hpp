@@ -105,8 +105,8 @@ class FieldTasks {
   // operation's context, or a cap's), completing as `type`, from `produce` (a pending
   // value) or else the field's resolver. `path` is copied.
   FieldTask& add(ResponseText::Part* hole, const Type& parent_type, const Data& parent, const FieldGroup& g,
-                 const PathNode* path, const Context& fctx, boost::json::object args, const Type* type,
-                 std::shared_ptr<const Data::Producer> produce);
+                 const PathNode* path, const Context& fctx, boost::json::object&& args, const Type* type,
+                 std::shared_ptr<const Data::Producer>&& produce);
 
   // How many tasks were ever queued: a change tells that completing a value queued some.
   std::size_t count() const noexcept { return tasks_.size(); }
