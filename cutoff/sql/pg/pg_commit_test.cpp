@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "cutoff/sql/pg/internal/pg_cancel.hpp"
 #include "cutoff/sql/pg/pg_connection.hpp"
 #include "cutoff/sql/transaction.hpp"
 #include "cutoff/testing/postgres.hpp"
@@ -138,12 +139,12 @@ TEST_F(PgCommit, StopWhileCommitInFlightIsAmbiguousAndTheCommitIsNotCancelled) {
       std::this_thread::sleep_for(150ms);  // COMMIT takes 400 ms
       source.request_stop(StopReason::cancelled);
     });
-    const std::uint64_t cancels_before = postgresql_cancels_sent();
+    const std::uint64_t cancels_before = internal::CancelRequestsSent();
     std::exception_ptr failure = co_await Catch(tx.commit(ctx));
     stopper.join();
     EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
     EXPECT_EQ(tx.phase(), CommitPhase::committed);  // what we know: it did commit
-    EXPECT_EQ(postgresql_cancels_sent(), cancels_before);
+    EXPECT_EQ(internal::CancelRequestsSent(), cancels_before);
     EXPECT_EQ(co_await Rows(), 1);
   });
 }

@@ -14,6 +14,7 @@
 
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/sql/database_error.hpp"
+#include "cutoff/sql/pg/internal/pg_cancel.hpp"
 #include "cutoff/testing/postgres.hpp"
 #include "cutoff/testing/run_sync.hpp"
 #include "cutoff/testing/sleep.hpp"
@@ -269,7 +270,7 @@ TEST_F(Pg, CancelFromAnotherThreadStopsTheStatement) {
     auto observer = co_await open_postgresql(Context(), opts_);
     const std::string rid = UniqueId("cancel");
     auto [ctx, source] = Context().with_request_id(rid).with_cancel();
-    const std::uint64_t cancels_before = postgresql_cancels_sent();
+    const std::uint64_t cancels_before = internal::CancelRequestsSent();
     std::thread canceller([source = source] {
       std::this_thread::sleep_for(80ms);
       source.request_stop(StopReason::cancelled);
@@ -282,7 +283,7 @@ TEST_F(Pg, CancelFromAnotherThreadStopsTheStatement) {
     }
     canceller.join();
     EXPECT_EQ(code, ErrorCode::cancelled);
-    EXPECT_EQ(postgresql_cancels_sent(), cancels_before + 1);
+    EXPECT_EQ(internal::CancelRequestsSent(), cancels_before + 1);
     EXPECT_EQ(co_await ActiveFor(*observer, rid), 0);
     EXPECT_TRUE(conn->reusable());
   });
