@@ -15,8 +15,8 @@ json::object coerce_variable_values(const Schema& schema, const OperationDefinit
   for (const VariableDefinition& def : operation.variables) {
     const Type* type = schema.type_from_ref(def.type);
     if (!type || !type->is_input()) {
-      errors.push_back({"Variable \"$" + std::string(def.name) + "\" expected value of type \"" +
-                            def.type.to_string() + "\" which cannot be used as an input type.",
+      errors.push_back({"Variable \"$" + std::string(def.name) + "\" expected value of type \"" + def.type.to_string() +
+                            "\" which cannot be used as an input type.",
                         {def.loc},
                         {},
                         {}});
@@ -42,10 +42,8 @@ json::object coerce_variable_values(const Schema& schema, const OperationDefinit
     if (!v) {
       std::string shown;
       append_json(shown, it->value());
-      errors.push_back({"Variable \"$" + std::string(def.name) + "\" got invalid value " + shown + "; " + error,
-                        {def.loc},
-                        {},
-                        {}});
+      errors.push_back(
+          {"Variable \"$" + std::string(def.name) + "\" got invalid value " + shown + "; " + error, {def.loc}, {}, {}});
       continue;
     }
     variables[def.name] = std::move(*v);

@@ -373,13 +373,10 @@ class Execution final : private FieldTasks::Host {
       return true;
     }
     switch (t.kind) {
-      case TypeKind::list:
-        return CompleteList(t, non_null, g, data, path, ctx);
+      case TypeKind::list: return CompleteList(t, non_null, g, data, path, ctx);
       case TypeKind::scalar:
-      case TypeKind::enum_:
-        return CompleteLeaf(t, non_null, g, data, path);
-      case TypeKind::object:
-        return Nullable(non_null, [&] { return CompleteObject(t, g, data, path, ctx); });
+      case TypeKind::enum_: return CompleteLeaf(t, non_null, g, data, path);
+      case TypeKind::object: return Nullable(non_null, [&] { return CompleteObject(t, g, data, path, ctx); });
       case TypeKind::interface:
       case TypeKind::union_: {
         const Type* object_type = nullptr;
@@ -408,9 +405,7 @@ class Execution final : private FieldTasks::Host {
         }
         return Nullable(non_null, [&] { return CompleteObject(*object_type, g, data, path, ctx); });
       }
-      default:
-        out() += "null";
-        return true;
+      default: out() += "null"; return true;
     }
   }
 

@@ -53,22 +53,21 @@ std::optional<GraphQLError> ExecutionErrors::stopped(const PathNode* path, const
     return AmbiguousError(path, g,
                           "it was stopped by " + std::string(i.name) + " after its effect may have been applied");
   if (!started && field_ledger_ && path->parent == nullptr)  // a root mutation field
-    return GraphQLError::of(i.code,
-                            "This mutation field was never started (" + std::string(i.summary) +
-                                "), so it did nothing.",
-                            g.locations(), path_of(path));
+    return GraphQLError::of(
+        i.code, "This mutation field was never started (" + std::string(i.summary) + "), so it did nothing.",
+        g.locations(), path_of(path));
   return GraphQLError::of(i.code, {}, g.locations(), path_of(path));
 }
 
-std::optional<GraphQLError> ExecutionErrors::failed(const PathNode* path, const FieldGroup& g,
-                                                    std::exception_ptr error, const Context& ctx,
-                                                    bool externally_cancelled) {
+std::optional<GraphQLError> ExecutionErrors::failed(const PathNode* path, const FieldGroup& g, std::exception_ptr error,
+                                                    const Context& ctx, bool externally_cancelled) {
   if (const auto* field_error = find_exception<FieldError>(error))
     return GraphQLError{field_error->message, g.locations(), path_of(path), field_error->code};
   // An Asio abort is this field's stop, or our caller cancelling us through Asio: a
   // cancellation, not a bug.
-  const StopReason aborted_by =
-      ctx.stop_requested() ? ctx.stop_reason() : externally_cancelled ? StopReason::cancelled : StopReason::none;
+  const StopReason aborted_by = ctx.stop_requested()   ? ctx.stop_reason()
+                                : externally_cancelled ? StopReason::cancelled
+                                                       : StopReason::none;
   const Error e = to_error(error, aborted_by, ctx.request_id());
   if (e.stop_reason() != StopReason::none) return stopped(path, g, e.stop_reason(), Overshoot(ctx));
   // A failure that says nothing about the effect (no answer, a timeout, a refusal by
@@ -85,10 +84,10 @@ std::optional<GraphQLError> ExecutionErrors::failed(const PathNode* path, const 
 
 bool ExecutionErrors::finish(Response& response) {
   if (suppressed_stop_errors_ > 0) {
-    errors_.push_back(GraphQLError::of(
-        suppressed_ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_),
-        "... and " + std::to_string(suppressed_stop_errors_) + " more fields were stopped (" +
-            std::string(cutoff::to_string(first_stop_reason_)) + ")"));
+    errors_.push_back(
+        GraphQLError::of(suppressed_ambiguous_ ? ErrorCode::commit_ambiguous : error_code_for(first_stop_reason_),
+                         "... and " + std::to_string(suppressed_stop_errors_) + " more fields were stopped (" +
+                             std::string(cutoff::to_string(first_stop_reason_)) + ")"));
   }
   // The HTTP client's "sent, no answer" arrives as a commit_ambiguous error, not a stop.
   const bool stopped = first_stop_reason_ != StopReason::none || (ambiguous_ && ctx_.stop_requested());

@@ -53,8 +53,7 @@ GraphQLError error_from(std::exception_ptr error, std::vector<Location> location
 // member, which outlives this).
 class ExecutionErrors {
  public:
-  ExecutionErrors(const Schema& schema, const ExecutionOptions& options, std::string_view operation,
-                  const Context& ctx)
+  ExecutionErrors(const Schema& schema, const ExecutionOptions& options, std::string_view operation, const Context& ctx)
       : schema_(schema), options_(options), operation_(operation), ctx_(ctx) {}
 
   void add(GraphQLError e) { errors_.push_back(std::move(e)); }
@@ -62,8 +61,8 @@ class ExecutionErrors {
   // The error of a field cut by a stop (`reason`; `started`: its resolver ran), or nullopt
   // when it is only counted: past max_stop_errors, stops are summarised in one error.
   // `overshoot` goes to the recorder.
-  std::optional<GraphQLError> stopped(const PathNode* path, const FieldGroup& g, StopReason reason,
-                                      Duration overshoot, bool started = true);
+  std::optional<GraphQLError> stopped(const PathNode* path, const FieldGroup& g, StopReason reason, Duration overshoot,
+                                      bool started = true);
 
   // The error of a field whose resolver (or type resolver, or serializer) threw `error`
   // under `ctx`. A FieldError and a cutoff::Error of a public code keep their message and

@@ -18,14 +18,10 @@ const Collected& FieldCollector::Collect(const Type& type, const void* key, std:
   for (const SelectionSet* s : sets) CollectInto(type, *s, c->groups, index, visited);
   for (FieldGroup& g : c->groups) {
     const std::string_view name = g.nodes[0]->name;
-    if (name == "__typename")
-      g.def = &schema_.typename_meta_field();
-    else if (&type == schema_.query_type() && name == "__schema")
-      g.def = &schema_.schema_meta_field();
-    else if (&type == schema_.query_type() && name == "__type")
-      g.def = &schema_.type_meta_field();
-    else
-      g.def = type.find_field(name);
+    if (name == "__typename") g.def = &schema_.typename_meta_field();
+    else if (&type == schema_.query_type() && name == "__schema") g.def = &schema_.schema_meta_field();
+    else if (&type == schema_.query_type() && name == "__type") g.def = &schema_.type_meta_field();
+    else g.def = type.find_field(name);
     g.member.push_back(',');
     append_json_string(g.member, g.key);
     g.member.push_back(':');

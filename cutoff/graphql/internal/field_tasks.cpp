@@ -35,9 +35,9 @@ void FieldTasks::start(asio::any_io_executor executor) {
   done_.emplace(executor_, asio::steady_timer::time_point::max());
 }
 
-FieldTask& FieldTasks::add(ResponseText::Part* hole, const Type& parent_type, const Data& parent,
-                           const FieldGroup& g, const PathNode* path, const Context& fctx, boost::json::object&& args,
-                           const Type* type, std::shared_ptr<const Data::Producer>&& produce) {
+FieldTask& FieldTasks::add(ResponseText::Part* hole, const Type& parent_type, const Data& parent, const FieldGroup& g,
+                           const PathNode* path, const Context& fctx, boost::json::object&& args, const Type* type,
+                           std::shared_ptr<const Data::Producer>&& produce) {
   FieldTask& t = tasks_.emplace();
   t.parent_type = &parent_type;
   t.parent = parent;

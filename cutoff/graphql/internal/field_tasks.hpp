@@ -60,8 +60,8 @@ struct FieldTask {
   boost::json::object args;
   const Type* type = nullptr;  // what the produced value completes as (the field's or a list item's type)
   std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
-  bool capped = false;  // ctx is a cap's: its own stop cancels this task only
-  bool sync = false;    // a synchronous field queued when its walk yielded
+  bool capped = false;                            // ctx is a cap's: its own stop cancels this task only
+  bool sync = false;                              // a synchronous field queued when its walk yielded
   // Kept by FieldTasks while the task runs.
   std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
   TaskRunner* runner = nullptr;                // the runner awaiting it
@@ -146,12 +146,12 @@ class FieldTasks {
   boost::asio::any_io_executor executor_;
   std::optional<boost::asio::steady_timer> done_;  // cancelled when the last task finishes
   std::size_t pending_ = 0;
-  Blocks<FieldTask, 64> tasks_;   // every task of the execution
+  Blocks<FieldTask, 64> tasks_;    // every task of the execution
   std::vector<FieldTask*> queue_;  // tasks not started yet, from next_queued_ on
   std::size_t next_queued_ = 0;
   bool pumping_ = false;
   std::vector<std::shared_ptr<TaskRunner>> runners_;
-  PersistentPaths paths_;      // tasks' paths
+  PersistentPaths paths_;       // tasks' paths
   std::vector<Data> retained_;  // values tasks may point into
   bool externally_cancelled_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for posts that may outlive us

@@ -12,8 +12,7 @@ namespace {
 const OperationDefinition* FindOperation(const Document& doc, const std::string& name,
                                          std::vector<GraphQLError>& errors) {
   if (const OperationDefinition* op = select_operation(doc, name)) return op;
-  if (!name.empty())
-    errors.push_back({"Unknown operation named \"" + name + "\".", {}, {}, {}});
+  if (!name.empty()) errors.push_back({"Unknown operation named \"" + name + "\".", {}, {}, {}});
   else
     errors.push_back({doc.operations.empty() ? "Must provide an operation."
                                              : "Must provide operation name if query contains multiple operations.",

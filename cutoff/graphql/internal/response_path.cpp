@@ -7,10 +7,8 @@ namespace cutoff::graphql::internal {
 std::vector<PathSegment> path_of(const PathNode* n) {
   std::vector<PathSegment> out;
   for (; n; n = n->parent) {
-    if (n->index >= 0)
-      out.emplace_back(n->index);
-    else
-      out.emplace_back(std::string(n->key));
+    if (n->index >= 0) out.emplace_back(n->index);
+    else out.emplace_back(std::string(n->key));
   }
   return {out.rbegin(), out.rend()};
 }
@@ -19,10 +17,8 @@ std::string path_text(const std::vector<PathSegment>& path) {
   std::string out;
   for (const auto& seg : path) {
     if (!out.empty()) out.push_back('.');
-    if (auto* k = std::get_if<std::string>(&seg))
-      out += *k;
-    else
-      out += std::to_string(std::get<std::int64_t>(seg));
+    if (auto* k = std::get_if<std::string>(&seg)) out += *k;
+    else out += std::to_string(std::get<std::int64_t>(seg));
   }
   return out;
 }
