@@ -19,16 +19,16 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
-#include "fixture_schema.hpp"
-#include "serve_loop.hpp"
-#include "stderr_log.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/http/graphiql_route.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 #include "cutoff/graphql/http/graphql_ws.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "fixture/fixture_resolvers.hpp"
+#include "fixture_schema.hpp"
+#include "serve_loop.hpp"
+#include "stderr_log.hpp"
 
 namespace cutoff::cli {
 namespace {

@@ -13,22 +13,22 @@
 #include "cutoff/sql/pg/internal/pg_cancel.hpp"
 #include "cutoff/sql/pg/pg_connection.hpp"
 #include "cutoff/sql/transaction.hpp"
-#include "cutoff/testing/postgres.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
+#include "tests/support/postgres.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
 
 namespace cutoff::sql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Sleep;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Sleep;
 
 class PgCommit : public ::testing::Test {
  protected:
   void SetUp() override {
-    opts_.url = cutoff::testing::TestPostgresUrl();
+    opts_.url = cutoff::test_support::TestPostgresUrl();
     ASSERT_FALSE(opts_.url.empty()) << "no test PostgreSQL: run through ctest (fixture `postgres`)";
     static std::mt19937_64 rng(std::random_device{}());
     table_ = "acct_" + std::to_string(rng() % 1000000000);
