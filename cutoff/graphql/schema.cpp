@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "cutoff/graphql/internal/value_printer.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/values.hpp"
 
@@ -352,38 +353,7 @@ boost::json::value literal_to_json(const Value& v) {
   return nullptr;
 }
 
-std::string print_literal(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::int_:
-    case Value::Kind::float_:
-    case Value::Kind::enum_: return std::string(v.raw);
-    case Value::Kind::variable: return "$" + std::string(v.raw);
-    case Value::Kind::string: {
-      std::string out;
-      append_json_string(out, v.string);
-      return out;
-    }
-    case Value::Kind::boolean: return v.boolean ? "true" : "false";
-    case Value::Kind::null: return "null";
-    case Value::Kind::list: {
-      std::string out = "[";
-      for (std::size_t i = 0; i < v.list.size(); ++i) {
-        if (i) out += ", ";
-        out += print_literal(v.list[i]);
-      }
-      return out + "]";
-    }
-    case Value::Kind::object: {
-      std::string out = "{";
-      for (std::size_t i = 0; i < v.fields.size(); ++i) {
-        if (i) out += ", ";
-        out += std::string(v.fields[i].name) + ": " + print_literal(v.fields[i].value);
-      }
-      return out + "}";
-    }
-  }
-  return "null";
-}
+std::string print_literal(const Value& v) { return internal::literal_text(v); }
 
 // Builds a Schema from a parsed SDL document (prelude first).
 class SchemaBuilder {
@@ -612,7 +582,7 @@ class SchemaBuilder {
         Error("The type of " + v.name + " must be Input Type but got: " + v.type->display() + ".", d.loc);
       if (d.default_value) {
         v.default_value = literal_to_json(*d.default_value);
-        v.default_value_text = print_literal(*d.default_value);
+        v.default_value_text = internal::literal_text(*d.default_value, {.block_strings = false});
       }
       Deprecation(d.directives, v.deprecated, v.deprecation_reason);
       v.cost = CostWeight(d.directives);

@@ -112,7 +112,7 @@ struct InputValue {
   std::string description;
   const Type* type = nullptr;
   std::optional<boost::json::value> default_value;  // the SDL literal as JSON (enums as strings)
-  std::string default_value_text;                   // the SDL literal as written (for introspection)
+  std::string default_value_text;                   // the SDL literal as introspection shows it
   bool deprecated = false;
   std::string deprecation_reason;
 };
@@ -320,7 +320,8 @@ void install_introspection(Schema& schema);
 
 // The SDL literal `v` as JSON: enums become strings, variables are not allowed (null).
 boost::json::value literal_to_json(const Value& v);
-// Prints a literal back as GraphQL ("\"x\"", "[1, 2]", "{a: FAST}").
+// Prints a literal back as GraphQL, as graphql-js's print() does ("\"x\"", "[1, 2]", "{a: FAST}"):
+// every error that shows a literal, in the schema, in validation or in execution, shows it so.
 std::string print_literal(const Value& v);
 
 }  // namespace cutoff::graphql

@@ -185,7 +185,7 @@ class OverlapChecker::Impl {
         for (const Argument* a : args) {
           key += a->name;
           key += ':';
-          append_literal(key, a->value, FieldOrder::sorted);
+          append_literal(key, a->value, {.sorted_fields = true});
           key += ',';
         }
         key += ')';
@@ -332,7 +332,8 @@ class OverlapChecker::Impl {
       for (const Argument& candidate : b.arguments)
         if (candidate.name == arg1.name) arg2 = &candidate;  // the last, as a JS Map built from the list
       if (!arg2) return false;
-      if (literal_text(arg1.value, FieldOrder::sorted) != literal_text(arg2->value, FieldOrder::sorted)) return false;
+      if (literal_text(arg1.value, {.sorted_fields = true}) != literal_text(arg2->value, {.sorted_fields = true}))
+        return false;
     }
     return true;
   }

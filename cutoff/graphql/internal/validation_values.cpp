@@ -76,13 +76,15 @@ std::optional<std::string> LeafLiteralError(const Type& named, const Type& locat
     return std::nullopt;
   }
   if (n == "ID") {
-    if (v.kind != K::string && v.kind != K::int_) return "ID cannot represent a non-string and non-integer value: " + literal_text(v);
+    if (v.kind != K::string && v.kind != K::int_)
+      return "ID cannot represent a non-string and non-integer value: " + literal_text(v);
     return std::nullopt;
   }
   // A custom scalar accepts any literal unless its codec says otherwise. Literals with
   // variables are left to execution, where the variables have values.
   if (!named.codec.parse || ContainsVariable(v)) return std::nullopt;
-  const std::string expected = "Expected value of type " + quoted(location_type.display()) + ", found " + literal_text(v);
+  const std::string expected =
+      "Expected value of type " + quoted(location_type.display()) + ", found " + literal_text(v);
   try {
     if (!named.codec.parse(literal_to_json(v))) return expected + ".";
   } catch (const std::exception& e) {
@@ -161,7 +163,8 @@ void Validator::CheckUniqueArguments(const std::vector<Argument>& args) {
     groups[it->second].second.push_back(a.loc);
   }
   for (auto& [name, locations] : groups)
-    if (locations.size() > 1) Report("There can be only one argument named " + quoted(name) + ".", std::move(locations));
+    if (locations.size() > 1)
+      Report("There can be only one argument named " + quoted(name) + ".", std::move(locations));
 }
 
 // 5.7.2 UniqueDirectivesPerLocation
@@ -298,7 +301,8 @@ void Validator::CheckLeafValue(const Value& v, const Type* location_type) {
 
 // ---- variable usages (graphql-js's getVariableUsages), per operation and per fragment
 
-void Validator::CollectUsages(const Value& v, const Type* type, bool has_default, std::vector<VariableUsage>& out) const {
+void Validator::CollectUsages(const Value& v, const Type* type, bool has_default,
+                              std::vector<VariableUsage>& out) const {
   switch (v.kind) {
     case Value::Kind::variable: out.push_back({&v, type, has_default}); return;
     case Value::Kind::list: {
@@ -346,7 +350,8 @@ void Validator::CollectUsages(const SelectionSet& set, const Type* type, std::ve
       }
       case Selection::Kind::fragment_spread: CollectUsages(s.directives, out); break;
       case Selection::Kind::inline_fragment: {
-        const Type* t = s.type_condition.empty() ? (type ? &type->named() : nullptr) : schema_.find_type(s.type_condition);
+        const Type* t =
+            s.type_condition.empty() ? (type ? &type->named() : nullptr) : schema_.find_type(s.type_condition);
         if (t && !t->is_output()) t = nullptr;
         CollectUsages(s.directives, out);
         CollectUsages(s.selection_set, t, out);

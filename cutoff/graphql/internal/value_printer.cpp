@@ -11,6 +11,8 @@ namespace cutoff::graphql::internal {
 
 namespace {
 
+// graphql-js's printString: JSON's escapes, and \uXXXX (upper-case hex) for the other C0
+// controls, DEL and the C1 controls.
 void PrintString(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   auto escape_unit = [&](unsigned c) {
@@ -43,9 +45,61 @@ void PrintString(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+bool IsWhiteSpace(char c) { return c == ' ' || c == '\t'; }
+
+// The length JavaScript gives `s`: UTF-16 code units.
+std::size_t Utf16Length(std::string_view s) {
+  std::size_t n = 0;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c & 0xC0) != 0x80) ++n;  // a code point starts here
+    if (c >= 0xF0) ++n;           // outside the BMP: two units
+  }
+  return n;
+}
+
+// graphql-js's printBlockString (not minimised): `value` between triple quotes, `"""` escaped,
+// on lines of its own when it has several lines, is long, or ends in a way that would merge
+// with the closing quotes.
+void PrintBlockString(std::string& out, std::string_view value) {
+  std::string escaped;
+  for (std::size_t i = 0; i < value.size();) {
+    if (value.compare(i, 3, "\"\"\"") == 0) {
+      escaped += "\\\"\"\"";
+      i += 3;
+    } else {
+      escaped.push_back(value[i++]);
+    }
+  }
+  // The lines after the first (line terminators: \r\n, \n, \r).
+  bool single_line = true;
+  bool later_lines_indented = true;  // every later line is empty or starts with white space
+  for (std::size_t i = 0; i < escaped.size(); ++i) {
+    if (escaped[i] != '\n' && escaped[i] != '\r') continue;
+    if (escaped[i] == '\r' && i + 1 < escaped.size() && escaped[i + 1] == '\n') ++i;
+    single_line = false;
+    const std::size_t next = i + 1;
+    if (next < escaped.size() && escaped[next] != '\n' && escaped[next] != '\r' && !IsWhiteSpace(escaped[next]))
+      later_lines_indented = false;
+  }
+  const bool force_leading_newline = !single_line && later_lines_indented;
+  const bool trailing_triple_quotes = escaped.size() >= 4 && escaped.compare(escaped.size() - 4, 4, "\\\"\"\"") == 0;
+  const bool trailing_quote = !value.empty() && value.back() == '"' && !trailing_triple_quotes;
+  const bool trailing_slash = !value.empty() && value.back() == '\\';
+  const bool force_trailing_newline = trailing_quote || trailing_slash;
+  const bool multiple_lines = !single_line || Utf16Length(value) > 70 || force_trailing_newline ||
+                              force_leading_newline || trailing_triple_quotes;
+  const bool skip_leading_newline = single_line && !value.empty() && IsWhiteSpace(value[0]);
+  out += "\"\"\"";
+  if ((multiple_lines && !skip_leading_newline) || force_leading_newline) out.push_back('\n');
+  out += escaped;
+  if (multiple_lines || force_trailing_newline) out.push_back('\n');
+  out += "\"\"\"";
+}
+
 }  // namespace
 
-void append_literal(std::string& out, const Value& v, FieldOrder order) {
+void append_literal(std::string& out, const Value& v, LiteralStyle style) {
   switch (v.kind) {
     case Value::Kind::variable:
       out.push_back('$');
@@ -55,13 +109,8 @@ void append_literal(std::string& out, const Value& v, FieldOrder order) {
     case Value::Kind::float_:
     case Value::Kind::enum_: out += v.raw; return;
     case Value::Kind::string:
-      if (v.block) {
-        std::string body = v.string;
-        for (std::size_t p = 0; (p = body.find("\"\"\"", p)) != std::string::npos; p += 4) body.insert(p, "\\");
-        out += "\"\"\"" + body + "\"\"\"";
-      } else {
-        PrintString(out, v.string);
-      }
+      if (v.block && style.block_strings) PrintBlockString(out, v.string);
+      else PrintString(out, v.string);
       return;
     case Value::Kind::boolean: out += v.boolean ? "true" : "false"; return;
     case Value::Kind::null: out += "null"; return;
@@ -69,22 +118,23 @@ void append_literal(std::string& out, const Value& v, FieldOrder order) {
       out.push_back('[');
       for (std::size_t i = 0; i < v.list.size(); ++i) {
         if (i) out += ", ";
-        append_literal(out, v.list[i], order);
+        append_literal(out, v.list[i], style);
       }
       out.push_back(']');
       return;
     case Value::Kind::object: {
       std::vector<const ObjectField*> fields;
       for (const auto& f : v.fields) fields.push_back(&f);
-      if (order == FieldOrder::sorted)
-        std::stable_sort(fields.begin(), fields.end(),
-                         [](const ObjectField* a, const ObjectField* b) { return natural_compare(a->name, b->name) < 0; });
+      if (style.sorted_fields)
+        std::stable_sort(fields.begin(), fields.end(), [](const ObjectField* a, const ObjectField* b) {
+          return natural_compare(a->name, b->name) < 0;
+        });
       out.push_back('{');
       for (std::size_t i = 0; i < fields.size(); ++i) {
         if (i) out += ", ";
         out += fields[i]->name;
         out += ": ";
-        append_literal(out, fields[i]->value, order);
+        append_literal(out, fields[i]->value, style);
       }
       out.push_back('}');
       return;
@@ -92,9 +142,9 @@ void append_literal(std::string& out, const Value& v, FieldOrder order) {
   }
 }
 
-std::string literal_text(const Value& v, FieldOrder order) {
+std::string literal_text(const Value& v, LiteralStyle style) {
   std::string out;
-  append_literal(out, v, order);
+  append_literal(out, v, style);
   return out;
 }
 
