@@ -224,6 +224,10 @@ struct ErrorMasking {
 };
 
 class Schema;
+namespace internal {
+class SchemaBuilder;
+}  // namespace internal
+
 struct SchemaResult {
   std::unique_ptr<Schema> schema;
   std::vector<GraphQLError> errors;
@@ -295,7 +299,7 @@ class Schema {
 
  private:
   Schema() = default;
-  friend class SchemaBuilder;
+  friend class internal::SchemaBuilder;
   Type& MutableField(std::string_view type, std::string_view field, Field** out);
   // The introspection types' list fields get @listSize from this schema's own sizes.
   void SizeIntrospectionLists();
