@@ -46,7 +46,7 @@ tsan: bootstrap
 	@CUTOFF_TEST_TIME_SCALE=5 ctest --preset tsan -j $(CTEST_JOBS)
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-*/
 
 # libFuzzer: build every *_fuzz target with clang and run each for FUZZ_SECONDS.
 FUZZ_SECONDS ?= 60

@@ -9,7 +9,7 @@
 
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/context.hpp"
-#include "cutoff/testing/allocation_counter.hpp"
+#include "tests/support/allocation_counter.hpp"
 
 namespace {
 
@@ -17,9 +17,10 @@ using namespace std::chrono_literals;
 
 class AllocationCounter {
  public:
-  explicit AllocationCounter(benchmark::State& state) : state_(state), start_(cutoff::testing::allocations_total()) {}
+  explicit AllocationCounter(benchmark::State& state)
+      : state_(state), start_(cutoff::test_support::allocations_total()) {}
   ~AllocationCounter() {
-    const auto n = static_cast<double>(cutoff::testing::allocations_total() - start_);
+    const auto n = static_cast<double>(cutoff::test_support::allocations_total() - start_);
     state_.counters["allocs_per_iter"] =
         benchmark::Counter(state_.iterations() ? n / static_cast<double>(state_.iterations()) : 0);
   }

@@ -19,8 +19,8 @@
 #include "cutoff/core/context.hpp"
 #include "cutoff/graphql/document_cache.hpp"
 #include "cutoff/graphql/executor.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/schema.hpp"
+#include "fixture/fixture_resolvers.hpp"
 
 namespace {
 

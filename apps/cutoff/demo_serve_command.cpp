@@ -1,7 +1,6 @@
 // `cutoff demo serve`: the reference warehouse services, gateway and inventory, in one process.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +9,7 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
+#include "serve_loop.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
@@ -89,10 +89,9 @@ int RunDemoServe(const DemoServeOptions& o) {
   inventory_server_options.limits.max_connections = o.inventory_max_connections;
   http::Server inventory_server(io.get_executor(), inventory_server_options);
   inventory.mount(inventory_server, &inventory_metrics);
-  int exit_code = 0;
-  const std::optional<std::uint16_t> inventory_port =
-      Listen(inventory_server, "demo serve", o.address, o.inventory_port, &exit_code);
-  if (!inventory_port) return exit_code;
+  ServeLoop loop(io, "demo serve", o.address);
+  const std::optional<std::uint16_t> inventory_port = loop.listen(inventory_server, o.inventory_port);
+  if (!inventory_port) return loop.exit_code();
 
   wh::GatewayOptions gw;
   gw.inventory_url = "http://" + o.address + ":" + std::to_string(*inventory_port);
@@ -109,14 +108,11 @@ int RunDemoServe(const DemoServeOptions& o) {
   gateway_server_options.one_io_thread = true;
   http::Server gateway_server(io.get_executor(), gateway_server_options);
   gateway.mount(gateway_server, &gateway_metrics);
-  const std::optional<std::uint16_t> gateway_port =
-      Listen(gateway_server, "demo serve", o.address, o.gateway_port, &exit_code);
-  if (!gateway_port) return exit_code;
+  const std::optional<std::uint16_t> gateway_port = loop.listen(gateway_server, o.gateway_port);
+  if (!gateway_port) return loop.exit_code();
 
   // Ctrl-C: both servers drain, then the process ends.
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (ec) return;
+  loop.on_signal([&] {
     std::printf("stopping...\n");
     std::fflush(stdout);
     gateway_server.shutdown(std::chrono::milliseconds(o.grace_ms));
@@ -127,10 +123,7 @@ int RunDemoServe(const DemoServeOptions& o) {
   std::printf("gateway   http://%s:%u/graphql  (GraphiQL at /graphiql, metrics at /metrics)\n", o.address.c_str(),
               *gateway_port);
   std::printf("inventory http://%s:%u/warehouses  (metrics at /metrics)\n", o.address.c_str(), *inventory_port);
-  std::printf("listening on http://%s:%u\n", o.address.c_str(), *gateway_port);
-  std::fflush(stdout);
-  io.run();
-  return 0;
+  return loop.run(*gateway_port);
 }
 
 }  // namespace

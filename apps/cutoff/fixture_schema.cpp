@@ -3,7 +3,7 @@
 #include <string>
 
 #include "conventions.hpp"
-#include "cutoff/graphql/fixture.hpp"
+#include "fixture/fixture_resolvers.hpp"
 
 namespace cutoff::cli {
 

@@ -7,7 +7,7 @@
 //
 // --query and --variables are inline text, @FILE or - (standard input); --schema and
 // --fixture are files (PATH or @PATH, or -). The fixture's markers ($error, $delay_ms, $hang,
-// $arg, and $events for subscriptions) are described in cutoff/graphql/fixture.hpp.
+// $arg, and $events for subscriptions) are described in fixture/fixture_resolvers.hpp.
 //
 // The response is printed as one JSON line with fields in selection order, on stdout, errors
 // included. The exit code is 0 for a response without errors; otherwise it is the first
@@ -32,15 +32,15 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
-#include "fixture_schema.hpp"
-#include "signal_stop.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/document_cache.hpp"
 #include "cutoff/graphql/executor.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/validation.hpp"
+#include "fixture/fixture_resolvers.hpp"
+#include "fixture_schema.hpp"
+#include "signal_stop.hpp"
 
 namespace cutoff::cli {
 namespace {

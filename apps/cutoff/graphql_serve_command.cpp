@@ -16,20 +16,19 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "commands.hpp"
 #include "conventions.hpp"
-#include "fixture_schema.hpp"
-#include "stderr_log.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/http/graphiql_route.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 #include "cutoff/graphql/http/graphql_ws.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "fixture/fixture_resolvers.hpp"
+#include "fixture_schema.hpp"
+#include "serve_loop.hpp"
+#include "stderr_log.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -98,20 +97,11 @@ int RunServe(const ServeOptions& opts) {
   gql::mount_graphql_ws(server, "/graphql", *schema, ws_options, {.name = "graphql-ws"});
   gql::mount_graphiql(server, "/graphiql", {.endpoint = "/graphql", .example = gql::example_operation(*schema)});
 
-  int exit_code = 0;
-  const std::optional<std::uint16_t> bound = Listen(server, "graphql serve", opts.address, opts.port, &exit_code);
-  if (!bound) return exit_code;
-  const std::uint16_t port = *bound;
-  server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
-  std::printf("listening on http://%s:%u (GraphQL at /graphql, GraphiQL at /graphiql, metrics at /metrics)\n",
-              opts.address.c_str(), port);
-  std::fflush(stdout);
-
-  std::vector<std::thread> workers;
-  for (int i = 1; i < opts.threads; ++i) workers.emplace_back([&io] { io.run(); });
-  io.run();
-  for (auto& t : workers) t.join();
-  return 0;
+  ServeLoop loop(io, "graphql serve", opts.address);
+  const std::optional<std::uint16_t> port = loop.listen(server, opts.port);
+  if (!port) return loop.exit_code();
+  loop.drain_on_signals(server, std::chrono::milliseconds(opts.grace_ms));
+  return loop.run(*port, " (GraphQL at /graphql, GraphiQL at /graphiql, metrics at /metrics)", opts.threads);
 }
 
 }  // namespace

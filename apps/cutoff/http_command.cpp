@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
+#include "serve_loop.hpp"
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/http/client.hpp"
@@ -103,15 +104,11 @@ int RunRelay(const RelayOptions& opts) {
       },
       {.name = "work"});
 
-  int exit_code = 0;
-  const std::optional<std::uint16_t> bound = Listen(server, "http relay", opts.address, opts.port, &exit_code);
-  if (!bound) return exit_code;
-  const std::uint16_t port = *bound;
-  server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
-  std::printf("listening on http://%s:%u (GET /work, /metrics)\n", opts.address.c_str(), port);
-  std::fflush(stdout);
-  io.run();
-  return 0;
+  ServeLoop loop(io, "http relay", opts.address);
+  const std::optional<std::uint16_t> port = loop.listen(server, opts.port);
+  if (!port) return loop.exit_code();
+  loop.drain_on_signals(server, std::chrono::milliseconds(opts.grace_ms));
+  return loop.run(*port, " (GET /work, /metrics)");
 }
 
 }  // namespace

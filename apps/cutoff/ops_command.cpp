@@ -38,6 +38,7 @@
 #include "conventions.hpp"
 #include "stderr_log.hpp"
 #include "example_operations.hpp"
+#include "serve_loop.hpp"
 #include "signal_stop.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
@@ -246,16 +247,11 @@ int RunServe(const ServeOptions& opts) {
   if (!opts.quiet) server_options.log = StderrLines();
   http::Server server(io.get_executor(), server_options);
   ops::mount_operations(server, registry, {.title = "cutoff example operations"});
-  int exit_code = 0;
-  const std::optional<std::uint16_t> bound = Listen(server, "ops serve", opts.address, opts.port, &exit_code);
-  if (!bound) return exit_code;
-  const std::uint16_t port = *bound;
-  server.stop_on_signals(std::chrono::milliseconds(opts.grace_ms));
-  std::printf("listening on http://%s:%u (POST /ops/{name}, /catalog.json, /openapi.json, /metrics); orders in %s\n",
-              opts.address.c_str(), port, db.c_str());
-  std::fflush(stdout);
-  io.run();
-  return 0;
+  ServeLoop loop(io, "ops serve", opts.address);
+  const std::optional<std::uint16_t> port = loop.listen(server, opts.port);
+  if (!port) return loop.exit_code();
+  loop.drain_on_signals(server, std::chrono::milliseconds(opts.grace_ms));
+  return loop.run(*port, " (POST /ops/{name}, /catalog.json, /openapi.json, /metrics); orders in " + db);
 }
 
 void Check(int code) {

@@ -38,9 +38,9 @@
 #include "cutoff/http/error_document.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/sql/connect.hpp"
-#include "cutoff/testing/postgres.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
+#include "tests/support/postgres.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 
@@ -54,8 +54,8 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Sleep;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Sleep;
 
 constexpr int kBin = 7;
 constexpr int kMaxBudgetMs = 150;       // the sweep's bound, whatever happens
@@ -241,7 +241,7 @@ TEST_F(ReserveOutcomes, EveryBudgetFromOneMillisecondTellsTheTruthOnSQLite) {
 }
 
 TEST_F(ReserveOutcomes, EveryBudgetFromOneMillisecondTellsTheTruthOnPostgreSQL) {
-  const std::string server = cutoff::testing::TestPostgresUrl();
+  const std::string server = cutoff::test_support::TestPostgresUrl();
   if (server.empty()) GTEST_SKIP() << "no test PostgreSQL";
   // A database of its own: the warehouse tables have fixed names.
   const std::string name = "cutoff_reserve_outcomes_" + std::to_string(::getpid());

@@ -25,9 +25,9 @@
 #include "cutoff/effects/effects.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/server.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 #include "warehouse/outbound_limits.hpp"
@@ -44,9 +44,9 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Scaled;
-using cutoff::testing::Sleep;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Scaled;
+using cutoff::test_support::Sleep;
 
 // ---- OutboundLimits alone ----
 

@@ -11,7 +11,7 @@
 #include <boost/asio/use_future.hpp>
 #include <thread>
 
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff {
 namespace {
@@ -55,7 +55,7 @@ TEST(AsioBridge, ThreeBranchesDeadlineCutsOnlyTheSlowOne) {
   // The fast branches must finish well inside the deadline, also in instrumented builds
   // (CUTOFF_TEST_TIME_SCALE): the deadline and the bounds grow with the scale, the branches'
   // own times do not.
-  const int scale = cutoff::testing::TimeScale();
+  const int scale = cutoff::test_support::TimeScale();
   const auto start = SteadyClock::now();
   auto ctx = Context::background().with_timeout(50ms * scale);
   const auto deadline = ctx.deadline().time_point();

@@ -8,7 +8,7 @@
 
 #include "cutoff/core/deadline_timer_service.hpp"
 #include "cutoff/core/error.hpp"
-#include "cutoff/testing/allocation_counter.hpp"
+#include "tests/support/allocation_counter.hpp"
 
 namespace cutoff {
 namespace {
@@ -281,14 +281,14 @@ TEST_F(ContextTest, DeepChainsStopEveryLevel) {
 TEST_F(ContextTest, ATightenedChildCostsAtMostOneAllocation) {
   auto parent = root_.with_timeout(1s);
   Context child;
-  const long before = testing::allocations_on_this_thread();
+  const long before = test_support::allocations_on_this_thread();
   child = parent.with_timeout(500ms);
-  const long after = testing::allocations_on_this_thread();
+  const long after = test_support::allocations_on_this_thread();
   EXPECT_LE(after - before, 1);
   EXPECT_TRUE(child.bound());
-  const long before_copy = testing::allocations_on_this_thread();
+  const long before_copy = test_support::allocations_on_this_thread();
   Context copy = child;
-  EXPECT_EQ(testing::allocations_on_this_thread(), before_copy);
+  EXPECT_EQ(test_support::allocations_on_this_thread(), before_copy);
 }
 
 TEST(ContextRealClock, GlobalTimerFiresOnTime) {

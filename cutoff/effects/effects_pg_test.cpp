@@ -7,17 +7,17 @@
 #include <thread>
 
 #include "cutoff/effects/effects.hpp"
-#include "cutoff/effects/effects_test_support.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
+#include "tests/support/effects_backend.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
 
 namespace cutoff::effects {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using testing::Backend;
+using cutoff::test_support::RunSync;
+using test_support::Backend;
 
 TEST(EffectsPostgres, TwoHundredConcurrentRequestsWithOneKeyMakeExactlyOneEffect) {
   Backend db("postgresql");

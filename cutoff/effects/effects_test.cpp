@@ -15,22 +15,22 @@
 #include <thread>
 #include <tuple>
 
-#include "cutoff/effects/effects_test_support.hpp"
 #include "cutoff/effects/idempotency.hpp"
 #include "cutoff/effects/internal/fault_points.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/effects_backend.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::effects {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Sleep;
-using cutoff::testing::TimeScale;
-using testing::Backend;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Sleep;
+using cutoff::test_support::TimeScale;
+using test_support::Backend;
 
 // What an awaited region threw, as a code (nullopt: it returned).
 template <typename T>

@@ -19,19 +19,19 @@
 #include <thread>
 
 #include "cutoff/core/error.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/graphql/parser.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "fixture/fixture_resolvers.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::graphql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::Sleep;
+using cutoff::test_support::Sleep;
 
 class Exec : public ::testing::Test {
  protected:
@@ -60,7 +60,7 @@ class Exec : public ::testing::Test {
     req.document = parsed.document.get();
     req.variables = boost::json::parse(variables).as_object();
     doc_ = std::move(parsed.document);
-    return cutoff::testing::RunSync(
+    return cutoff::test_support::RunSync(
         [&]() -> asio::awaitable<Response> { co_return co_await execute(*schema_, req, ctx, options); });
   }
 
@@ -527,7 +527,7 @@ TEST_F(Budgets, CapAnAsynchronousResolver) {
   EXPECT_EQ(r.data, R"({"asyncCapped":null,"fast":7})");
   ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
   EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
-  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+  EXPECT_LT(took, cutoff::test_support::Scaled(1000ms));
 }
 
 TEST_F(Budgets, CapAPendingValue) {
@@ -537,7 +537,7 @@ TEST_F(Budgets, CapAPendingValue) {
   ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
   EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
   EXPECT_EQ(r.errors[0].path, (std::vector<PathSegment>{"pendingCapped"}));
-  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+  EXPECT_LT(took, cutoff::test_support::Scaled(1000ms));
 }
 
 TEST_F(Budgets, CapPendingListItemsEachAtItsPath) {
@@ -547,7 +547,7 @@ TEST_F(Budgets, CapPendingListItemsEachAtItsPath) {
   ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
   EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
   EXPECT_EQ(r.errors[0].path, (std::vector<PathSegment>{"itemsCapped", std::int64_t{2}}));
-  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+  EXPECT_LT(took, cutoff::test_support::Scaled(1000ms));
 }
 
 TEST_F(Budgets, CapASynchronousResolverAndEverythingBelowIt) {
@@ -556,7 +556,7 @@ TEST_F(Budgets, CapASynchronousResolverAndEverythingBelowIt) {
   ASSERT_EQ(r.errors.size(), 2u) << r.to_json();
   EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
   EXPECT_EQ(r.errors[1].code, "DEADLINE_EXCEEDED");
-  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+  EXPECT_LT(took, cutoff::test_support::Scaled(1000ms));
   boost::json::value data = boost::json::parse(r.data);
   EXPECT_LE(data.at("syncCapped").at("remainingMs").as_int64(), 50);
   EXPECT_TRUE(data.at("syncCapped").at("slow").is_null());
@@ -579,14 +579,14 @@ TEST_F(Exec, FixtureDelaysAreCutByTheBudgetIntrospectionShows) {
   req.document = parsed.document.get();
   req.root_value = Data::json(&fixture);
   const auto start = std::chrono::steady_clock::now();
-  Response r = cutoff::testing::RunSync(
+  Response r = cutoff::test_support::RunSync(
       [&]() -> asio::awaitable<Response> { co_return co_await execute(*schema_, req, Context()); });
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(r.data, R"({"slow":null,"other":2})");
   ASSERT_EQ(r.errors.size(), 1u) << r.to_json();
   EXPECT_EQ(r.errors[0].code, "DEADLINE_EXCEEDED");
   EXPECT_GE(took, 90ms);
-  EXPECT_LT(took, cutoff::testing::Scaled(1000ms));
+  EXPECT_LT(took, cutoff::test_support::Scaled(1000ms));
 }
 
 // Unexpected errors: the client sees a generic message with the request id, the recorder

@@ -6,7 +6,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "cutoff/graphql/parser.hpp"
-#include "cutoff/testing/run_sync.hpp"
+#include "tests/support/run_sync.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -38,7 +38,7 @@ TEST(MetricsRecorder, CutFieldsBecomeSeries) {
   req.document = doc.document.get();
   ExecutionOptions options;
   options.recorder = &recorder;
-  cutoff::testing::RunSync([&]() -> asio::awaitable<Response> {
+  cutoff::test_support::RunSync([&]() -> asio::awaitable<Response> {
     co_return co_await execute(*built.schema, req, Context().with_timeout(50ms), options);
   });
   const std::string text = registry.expose();

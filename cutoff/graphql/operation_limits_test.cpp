@@ -19,8 +19,8 @@
 #include "cutoff/graphql/executor.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/validation.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -212,7 +212,7 @@ Response Execute(const Schema& schema, const std::string& query, ExecutionOption
   Request req;
   req.document = parsed.document.get();
   req.root_value = Data::json(&root_value);
-  return cutoff::testing::RunSync(
+  return cutoff::test_support::RunSync(
       [&]() -> asio::awaitable<Response> { co_return co_await execute(schema, req, Context(), options); });
 }
 
@@ -384,7 +384,7 @@ TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
   EXPECT_GT(gap_unyielding, 200ms);                     // the walk held the loop
   // Ticks every few ms while yielding (a loaded machine preempts the thread now and then,
   // hence the margins).
-  EXPECT_LT(gap_yielding, std::min<Duration>(cutoff::testing::Scaled(Duration(100ms)), gap_unyielding / 3))
+  EXPECT_LT(gap_yielding, std::min<Duration>(cutoff::test_support::Scaled(Duration(100ms)), gap_unyielding / 3))
       << "the walk held the event loop";
 }
 

@@ -12,12 +12,12 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/graphql/executor.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "cutoff/graphql/validation.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "fixture/fixture_resolvers.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -25,8 +25,8 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using cutoff::testing::Sleep;
-using cutoff::testing::TimeScale;
+using cutoff::test_support::Sleep;
+using cutoff::test_support::TimeScale;
 using Clock = std::chrono::steady_clock;
 
 const char* kSchema = R"(
@@ -96,7 +96,7 @@ class Subs : public ::testing::Test {
     Request req;
     req.document = parsed.document.get();
     req.variables = json::parse(variables).as_object();
-    return cutoff::testing::RunSync([&]() -> asio::awaitable<Drained> {
+    return cutoff::test_support::RunSync([&]() -> asio::awaitable<Drained> {
       Drained d;
       d.start = Clock::now();
       SubscribeResult s = co_await subscribe(*schema_, req, ctx, options);
@@ -364,7 +364,7 @@ TEST_F(Subs, OnlySubscriptionOperationsSubscribe) {
   Request req;
   req.document = parsed.document.get();
   SubscribeOptions options;
-  SubscribeResult r = cutoff::testing::RunSync([&]() -> asio::awaitable<SubscribeResult> {
+  SubscribeResult r = cutoff::test_support::RunSync([&]() -> asio::awaitable<SubscribeResult> {
     co_return co_await subscribe(*with_mutation.schema, req, Context(), options);
   });
   EXPECT_FALSE(r.ok());
@@ -413,7 +413,7 @@ TEST_F(Subs, AsioCancellationOfTheCallerEndsTheSubscription) {
   Request req;
   req.document = parsed.document.get();
   SubscribeOptions options;
-  Subscription::End end = cutoff::testing::RunSync([&]() -> asio::awaitable<Subscription::End> {
+  Subscription::End end = cutoff::test_support::RunSync([&]() -> asio::awaitable<Subscription::End> {
     SubscribeResult s = co_await subscribe(*schema_, req, Context(), options);
     EXPECT_TRUE(co_await s.subscription->next());
     using namespace asio::experimental::awaitable_operators;
@@ -460,7 +460,7 @@ class FixtureSubs : public ::testing::Test {
     Request req;
     req.document = parsed.document.get();
     req.root_value = Data::json(&fixture);
-    return cutoff::testing::RunSync([&]() -> asio::awaitable<Drained> {
+    return cutoff::test_support::RunSync([&]() -> asio::awaitable<Drained> {
       Drained d;
       d.start = Clock::now();
       SubscribeResult s = co_await subscribe(*r.schema, req, Context(), options);

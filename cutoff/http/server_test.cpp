@@ -25,8 +25,8 @@
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/observe/metrics.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::http {
 namespace {
@@ -36,8 +36,8 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-using cutoff::testing::Sleep;
-using cutoff::testing::TimeScale;
+using cutoff::test_support::Sleep;
+using cutoff::test_support::TimeScale;
 using Clock = std::chrono::steady_clock;
 
 // Reads what the server sends until it closes the connection or `limit` passes; `closed`

@@ -10,9 +10,9 @@
 
 #include "cutoff/core/deadline_timer_service.hpp"
 #include "cutoff/core/error.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::ops {
 namespace {
@@ -22,7 +22,7 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-using cutoff::testing::Scaled;
+using cutoff::test_support::Scaled;
 
 std::int64_t RemainingMs(const Context& ctx) {
   return std::chrono::ceil<std::chrono::milliseconds>(ctx.remaining()).count();
@@ -41,7 +41,7 @@ Outcome Invoke(const Invoker& invoker, Context ctx, std::string_view name, json:
   Outcome out;
   const auto start = Clock::now();
   try {
-    out.result = testing::RunSync([&]() -> asio::awaitable<json::value> {
+    out.result = test_support::RunSync([&]() -> asio::awaitable<json::value> {
       co_return co_await invoker.invoke(ctx, name, args, options);
     });
   } catch (const Error& e) {
@@ -55,7 +55,7 @@ Outcome Invoke(const Invoker& invoker, Context ctx, std::string_view name, json:
 asio::awaitable<json::value> SleepThenReport(const Call& call) {
   const std::int64_t before = RemainingMs(call.ctx);
   if (const json::value* ms = call.args.as_object().if_contains("ms"))
-    co_await testing::Sleep(std::chrono::milliseconds(ms->to_number<std::int64_t>()));
+    co_await test_support::Sleep(std::chrono::milliseconds(ms->to_number<std::int64_t>()));
   co_return json::object{{"remaining_ms", before}};
 }
 
@@ -80,7 +80,7 @@ Registry MakeRegistry(Counters& counters) {
       .deadline(Scaled(150ms))
       .before([&counters](const Call& call) -> asio::awaitable<void> {
         ++counters.before;
-        if (call.args.as_object().contains("slow_before")) co_await testing::Sleep(10s);
+        if (call.args.as_object().contains("slow_before")) co_await test_support::Sleep(10s);
       })
       .handler([&counters](const Call& call) -> asio::awaitable<json::value> {
         ++counters.handler;
@@ -89,23 +89,23 @@ Registry MakeRegistry(Counters& counters) {
       })
       .after([&counters](const Call& call, json::value&) -> asio::awaitable<void> {
         ++counters.after;
-        if (call.args.as_object().contains("slow_after")) co_await testing::Sleep(10s);
+        if (call.args.as_object().contains("slow_after")) co_await test_support::Sleep(10s);
       });
   // Commits after `work_ms`, then works on for `after_ms` (both honouring the context).
   r.bind("t.commit")
       .deadline(60s)
       .handler([](const Call& call) -> asio::awaitable<json::value> {
         const auto& a = call.args.as_object();
-        co_await testing::Sleep(std::chrono::milliseconds(a.at("work_ms").to_number<std::int64_t>()));
+        co_await test_support::Sleep(std::chrono::milliseconds(a.at("work_ms").to_number<std::int64_t>()));
         call.ctx.commit_ledger()->note_commit_point();
-        co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
+        co_await test_support::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
         co_return json::object{{"committed", true}};
       });
   r.bind("t.pending")
       .deadline(60s)
       .handler([](const Call& call) -> asio::awaitable<json::value> {
         call.ctx.commit_ledger()->note_after_commit_queued();  // never done
-        co_await testing::Sleep(10s);
+        co_await test_support::Sleep(10s);
         co_return nullptr;
       });
   // Dispatches args["inner"] with args["inner_args"], optionally with a caller budget.
@@ -120,7 +120,7 @@ Registry MakeRegistry(Counters& counters) {
                                {"ledger", reinterpret_cast<std::uintptr_t>(call.ctx.commit_ledger())}};
       })
       .after([](const Call& call, json::value&) -> asio::awaitable<void> {
-        if (call.args.as_object().contains("slow_after")) co_await testing::Sleep(10s);
+        if (call.args.as_object().contains("slow_after")) co_await test_support::Sleep(10s);
       });
   r.bind("t.ledger").handler([](const Call& call) -> asio::awaitable<json::value> {
     co_return json::object{{"ledger", reinterpret_cast<std::uintptr_t>(call.ctx.commit_ledger())},
@@ -134,7 +134,7 @@ Registry MakeRegistry(Counters& counters) {
         ++counters.handler;
         if (call.args.as_object().contains("commit")) {
           call.ctx.commit_ledger()->note_commit_point(call.idempotency_key.has_value());
-          co_await testing::Sleep(10s);
+          co_await test_support::Sleep(10s);
         }
         co_return json::object{{"key", call.idempotency_key ? json::value(*call.idempotency_key) : json::value()}};
       });

@@ -6,18 +6,18 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/resilience/retry.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::resilience {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Sleep;
-using cutoff::testing::TimeScale;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Sleep;
+using cutoff::test_support::TimeScale;
 
 // What a hanging call saw when it was ended.
 struct Seen {

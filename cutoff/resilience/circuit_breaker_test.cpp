@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "cutoff/core/error.hpp"
-#include "cutoff/testing/run_sync.hpp"
+#include "tests/support/run_sync.hpp"
 
 namespace cutoff::resilience {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
+using cutoff::test_support::RunSync;
 
 std::exception_ptr Err(ErrorCode code) { return std::make_exception_ptr(Error(code, "x")); }
 

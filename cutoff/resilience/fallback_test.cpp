@@ -7,15 +7,15 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/resilience/retry.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
 
 namespace cutoff::resilience {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
+using cutoff::test_support::RunSync;
 
 struct Result {
   int value = 0;
@@ -105,7 +105,7 @@ TEST(Fallback, AroundARetryTheDeadlineStillSurfaces) {
           ctx,
           [&](const Context& c) {
             return retry.run(c, [](const Context& attempt) -> asio::awaitable<int> {
-              co_await with_context(attempt, cutoff::testing::Sleep(10s));
+              co_await with_context(attempt, cutoff::test_support::Sleep(10s));
               co_return 1;
             });
           },

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cutoff/testing/run_sync.hpp"
+#include "tests/support/run_sync.hpp"
 
 namespace cutoff::sql {
 namespace {
@@ -31,7 +31,7 @@ TEST(DatabaseUrl, RejectsOthersWithTheAcceptedForms) {
 
 TEST(Connect, OpensTheDriverTheUrlNames) {
   const DatabaseOptions db{.url = "sqlite::memory:"};
-  cutoff::testing::RunSync([&]() -> boost::asio::awaitable<void> {
+  cutoff::test_support::RunSync([&]() -> boost::asio::awaitable<void> {
     auto conn = co_await connect(Context(), db);
     EXPECT_EQ(conn->driver(), "sqlite");
   });

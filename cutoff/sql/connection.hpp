@@ -7,14 +7,17 @@
 //
 // The contract every driver keeps (see docs/sql.md):
 // - Fail fast: a stopped context fails before anything is sent.
-// - With propagation on, the remaining budget reaches the database (PostgreSQL gets a
-//   transaction-local statement_timeout; SQLite's progress handler watches the deadline),
-//   and a stop ends the statement on the server (PQcancel, sqlite3_interrupt) before the
-//   call returns. The connection is drained and stays usable.
+// - With propagation on, the remaining budget reaches the database (PostgreSQL keeps it as
+//   the session's statement_timeout, re-set in the statement's round trip only when the value
+//   in force is too tight or too loose; SQLite's progress handler watches the deadline), and
+//   a stop ends the statement on the server (PQcancel, sqlite3_interrupt) before the call
+//   returns. The connection is drained and stays usable (PostgreSQL closes it instead when
+//   the drain outlasts drain_grace, or the stop came while the statement was being sent).
 // - With propagation off, the driver behaves like a client with only a client-side timeout:
 //   the call returns at the stop, the statement keeps running, and the connection is broken.
 // - Outside a transaction each statement runs in its own implicit transaction.
-// - A statement gets a sqlcommenter comment with the request id and operation.
+// - A statement gets a sqlcommenter comment with the request id, operation and trace context
+//   (see comment.hpp).
 #ifndef CUTOFF_SQL_CONNECTION_HPP_
 #define CUTOFF_SQL_CONNECTION_HPP_
 
@@ -75,10 +78,12 @@ struct StatementEvent {
 struct DriverOptions {
   Propagation propagation = Propagation::on;
   // After a stop, how long to wait for the server to confirm the statement ended (cancel sent,
-  // result drained) before giving up on the connection.
+  // result drained) before giving up on the connection. PostgreSQL only: an SQLite call waits
+  // for its worker to finish the interrupted statement.
   std::chrono::milliseconds drain_grace{2000};
   // How long a COMMIT in flight may take to answer after a stop before its outcome is called
-  // unknown. The commit is never cancelled.
+  // unknown. The commit is never cancelled. PostgreSQL only: SQLite's COMMIT runs in-process
+  // and always answers.
   std::chrono::milliseconds commit_grace{5000};
   // Called on a driver thread when a statement starts in the database and again when it ends
   // there (steady clock). With propagation off this is the only place where an abandoned
@@ -87,9 +92,10 @@ struct DriverOptions {
   std::function<void(const StatementEvent&)> statement_observer;
   // Where statements stopped (cutoff_stops_total{layer="sql"}, cutoff_overshoot_seconds) and
   // orphaned work (cutoff_orphaned_work_seconds{backend}: a statement that ended on the server
-  // after its request's response was sent, by the request's ResponseMark) are recorded. Null:
-  // nothing is. Must outlive the connections (and a statement abandoned with propagation off,
-  // which runs on after its connection).
+  // after its request's response was sent, by the request's ResponseMark;
+  // cutoff_orphaned_work_unobserved_total{backend}: one PostgreSQL gave up on before its end
+  // was seen) are recorded. Null: nothing is. Must outlive the connections (and a statement
+  // abandoned with propagation off, which runs on after its connection).
   observe::Registry* metrics = nullptr;
 };
 
@@ -105,9 +111,10 @@ class Connection {
   virtual bool enforces_read_only() const noexcept { return false; }
 
   // Runs one statement with positional parameters ($1.. for PostgreSQL, ?/?NNN/$N for SQLite).
-  // Throws cutoff::Error for stops (deadline_exceeded, cancelled, shutdown; commit_ambiguous
-  // when an implicit read-write transaction may have committed) and DatabaseError for the
-  // database's own errors.
+  // Throws cutoff::Error for stops (deadline_exceeded, cancelled, shutdown; never
+  // commit_ambiguous, which is Transaction's) and DatabaseError for the database's own
+  // errors. A statement outside a transaction that completed before the stop took effect
+  // returns its result.
   virtual boost::asio::awaitable<Result> execute(const Context& ctx, std::string_view sql,
                                                  std::span<const Value> params) = 0;
 

@@ -1,7 +1,8 @@
 // DatabaseError: an error the database reported, with its SQLSTATE, mapped onto the taxonomy.
 //
+//   std::vector<cutoff::sql::Value> params{std::int64_t{7}};
 //   try {
-//     co_await conn.execute(ctx, "insert into item(id) values ($1)", {std::int64_t{7}});
+//     co_await conn.execute(ctx, "insert into item(id) values ($1)", params);
 //   } catch (const cutoff::sql::DatabaseError& e) {
 //     if (e.sqlstate() == "23505") ...;  // unique_violation
 //   }
@@ -33,9 +34,11 @@ class DatabaseError : public Error {
 };
 
 // The taxonomy code for an SQLSTATE the server returned (not caused by our own stop):
-// connection failures and serialization/deadlock conflicts are `unavailable` (retryable),
-// resource exhaustion is `overloaded`, data and syntax errors `invalid_argument`, a
-// statement timeout we did not set `attempt_timeout`, the rest `internal`.
+// connection failures, operator intervention, lock_not_available and serialization/deadlock
+// conflicts are `unavailable` (retryable), resource exhaustion is `overloaded`, an undefined
+// table, column or function `not_found`, the other data, constraint, syntax, transaction-state
+// and unsupported-feature errors `invalid_argument`, a statement timeout we did not set
+// `attempt_timeout`, the rest `internal`.
 ErrorCode error_code_for_sqlstate(std::string_view sqlstate) noexcept;
 
 }  // namespace cutoff::sql

@@ -79,7 +79,8 @@ class Pool {
   };
 
   void Release(std::unique_ptr<Connection> conn) noexcept;
-  // Called with mu_ held when a slot frees up; returns the waiter to wake, if any.
+  // Called with mu_ held when `conn` comes back clean, or (`conn` null) a slot frees up: hands
+  // it to the first waiter, and returns that waiter to wake, if any.
   std::shared_ptr<Waiter> HandOverLocked(std::unique_ptr<Connection>& conn);
   void Wake(const std::shared_ptr<Waiter>& w) noexcept;
 

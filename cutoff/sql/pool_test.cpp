@@ -13,16 +13,16 @@
 
 #include "cutoff/sql/pool_metrics.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
 
 namespace cutoff::sql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Sleep;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Sleep;
 
 TEST(Pool, ReusesConnections) {
   Pool pool(sqlite_factory({}), {.max_size = 2});
@@ -204,7 +204,7 @@ TEST(PoolMetrics, ExposesTheLiveState) {
   Pool pool(sqlite_factory({}), {.max_size = 2});
   observe::Registry registry;
   register_pool_metrics(registry, pool, "main");
-  cutoff::testing::RunSync([&]() -> boost::asio::awaitable<void> {
+  cutoff::test_support::RunSync([&]() -> boost::asio::awaitable<void> {
     auto conn = co_await pool.acquire(Context());
     const std::string text = registry.expose();
     EXPECT_NE(text.find("cutoff_pool_connections_in_use{pool=\"main\"} 1"), std::string::npos) << text;

@@ -1,12 +1,13 @@
 // Transaction: an explicit transaction that knows where it stands relative to its commit point.
 //
 //   auto tx = co_await cutoff::sql::Transaction::begin(*conn, ctx);
-//   co_await tx.execute(ctx, "update stock set qty = qty - $1 where sku = $2", {n, sku});
+//   std::vector<cutoff::sql::Value> params{n, sku};
+//   co_await tx.execute(ctx, "update stock set qty = qty - $1 where sku = $2", params);
 //   co_await tx.commit(ctx);
 //
 // Or let `transact` begin, commit, and roll back on any exception:
 //
-//   co_await cutoff::sql::transact(*conn, ctx, AccessMode::read_write,
+//   co_await cutoff::sql::transact(*conn, ctx, cutoff::sql::AccessMode::read_write,
 //       [&](cutoff::sql::Transaction& tx) -> boost::asio::awaitable<void> { ... });
 //
 // How a stop is reported depends on when it landed:
@@ -14,7 +15,9 @@
 //   (deadline_exceeded / cancelled / shutdown) says, truthfully, that nothing was written;
 // - while COMMIT was in flight, or after it completed: `commit_ambiguous` (never retryable), because
 //   the caller is told "failed" about work that may be durable. The COMMIT itself is never
-//   cancelled; `phase()` tells what is known (committed, or unknown if the answer was lost);
+//   cancelled; `phase()` tells what is known (committed, or unknown if the answer was lost).
+//   If the server answered that the COMMIT failed (`phase()` rolled_back), the stop's own
+//   error: nothing was committed;
 // - a read-only transaction the backend enforces (BEGIN READ ONLY; SQLite query_only) is never
 //   ambiguous: it has nothing to commit.
 // Losing the connection during COMMIT is `commit_ambiguous` too.
@@ -65,8 +68,8 @@ class Transaction {
            phase_ == CommitPhase::unknown;
   }
 
-  // The error to report for a stop seen now: commit_ambiguous once a read-write transaction
-  // reached its commit point, the stop's own error before that.
+  // The error to report for a stop seen now: commit_ambiguous once the transaction reached
+  // its commit point (unless it is read-only and enforced), the stop's own error before that.
   Error stop_error(StopReason reason, const std::string& request_id = {}) const;
   // Throws stop_error(...) if `ctx` stopped. Use after commit, before replying.
   void check(const Context& ctx) const {

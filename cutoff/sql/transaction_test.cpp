@@ -5,14 +5,14 @@
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/sql/sqlite/internal/fault_points.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
-#include "cutoff/testing/run_sync.hpp"
+#include "tests/support/run_sync.hpp"
 
 namespace cutoff::sql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
+using cutoff::test_support::RunSync;
 
 asio::awaitable<std::int64_t> Count(Connection& conn) {
   Result r = co_await conn.execute(Context(), "select count(*) from t", {});

@@ -19,9 +19,9 @@
 #include "cutoff/sql/pool.hpp"
 #include "cutoff/sql/pool_metrics.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff {
 namespace {
@@ -69,7 +69,7 @@ TEST(OrphanedWork, StatementsThatOutliveTheirResponseAreMeasuredAtTheirEnd) {
   server.route("GET", "/tidy", [&](const http::Request&, const Context& ctx) -> asio::awaitable<http::Response> {
     auto lease = std::make_shared<sql::Pool::Lease>(co_await pool.acquire(ctx));
     co_await (*lease)->execute(ctx, "select count(*) from sqlite_master", {});
-    auto hold = [](std::shared_ptr<sql::Pool::Lease>) -> asio::awaitable<void> { co_await testing::Sleep(100ms); };
+    auto hold = [](std::shared_ptr<sql::Pool::Lease>) -> asio::awaitable<void> { co_await test_support::Sleep(100ms); };
     asio::co_spawn(co_await asio::this_coro::executor, hold(lease), asio::detached);
     co_return http::Response::text(200, "done\n");
   });
@@ -77,7 +77,7 @@ TEST(OrphanedWork, StatementsThatOutliveTheirResponseAreMeasuredAtTheirEnd) {
   std::thread thread([&] { io.run(); });
 
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  testing::RunSync([&]() -> asio::awaitable<void> {
+  test_support::RunSync([&]() -> asio::awaitable<void> {
     http::Client client(co_await asio::this_coro::executor);
     EXPECT_EQ((co_await client.get(Context(), base + "/tidy")).status, 200);
     http::ClientRequest leaky;
@@ -89,9 +89,9 @@ TEST(OrphanedWork, StatementsThatOutliveTheirResponseAreMeasuredAtTheirEnd) {
         std::lock_guard lock(mu);
         if (slow_ended) break;
       }
-      co_await testing::Sleep(10ms);
+      co_await test_support::Sleep(10ms);
     }
-    co_await testing::Sleep(20ms);
+    co_await test_support::Sleep(20ms);
   });
   const std::string text = registry.expose();
   ASSERT_EQ(Metric(text, "cutoff_orphaned_work_seconds_count{backend=\"sqlite\"}"), 1) << text;
@@ -102,8 +102,8 @@ TEST(OrphanedWork, StatementsThatOutliveTheirResponseAreMeasuredAtTheirEnd) {
   // after: the handler answers as it hands the statement to the worker), long before it ended.
   const double ran = std::chrono::duration<double>(*slow_ended - *slow_started).count();
   EXPECT_GT(outlived, 0);
-  EXPECT_LT(outlived, ran + 0.05 * testing::TimeScale());
-  EXPECT_GT(outlived, ran - 0.1 * testing::TimeScale());
+  EXPECT_LT(outlived, ran + 0.05 * test_support::TimeScale());
+  EXPECT_GT(outlived, ran - 0.1 * test_support::TimeScale());
 
   server.shutdown(100ms);
   thread.join();

@@ -225,7 +225,7 @@ function readLayout() {
   };
 }
 
-// The page's rules for a share shown as a percentage (report_html.cpp, Percent).
+// The page's rules for a share shown as a percentage (report_text.cpp, Percent).
 function percent(share) {
   const p = share * 100;
   const want = expectedCell(p, p !== 0 && Math.abs(p) < 9.95 ? 1 : 0);

@@ -31,7 +31,7 @@
 #include "cutoff/http/message.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/sql/connect.hpp"
-#include "lab/report_html.hpp"
+#include "lab/report_summary.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 

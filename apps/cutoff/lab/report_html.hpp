@@ -17,26 +17,21 @@
 // document gives a page that says so. Every string from the document is escaped; the output
 // depends only on the document (no clock, no locale), byte for byte.
 // The document's shape is described in docs/lab.md ("Results file").
+//
+// The page is put together from parts with one job each: report_model.hpp reads the document,
+// report_summary.hpp says what it shows, report_tables.hpp and report_charts.hpp draw it, and
+// report_page.hpp holds the page's fixed head, style sheet and foot.
 #ifndef CUTOFF_APPS_CUTOFF_LAB_REPORT_HTML_HPP_
 #define CUTOFF_APPS_CUTOFF_LAB_REPORT_HTML_HPP_
 
 #include <boost/json/value.hpp>
 #include <string>
-#include <utility>
-#include <vector>
+
+#include "lab/report_summary.hpp"  // SummarizeLab, which the page leads with
 
 namespace cutoff::lab {
 
 std::string RenderLabReport(const boost::json::value& results);
-
-// What a run shows, in plain sentences generated from its figures: a few about the whole run
-// (what differs between the modes), then a few per scenario, named, in the document's order.
-// A sentence whose figures are missing is left out; any value gives some (maybe no) sentences.
-struct LabSummary {
-  std::vector<std::string> run;
-  std::vector<std::pair<std::string, std::vector<std::string>>> scenarios;
-};
-LabSummary SummarizeLab(const boost::json::value& results);
 
 }  // namespace cutoff::lab
 

@@ -9,27 +9,13 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "cutoff/core/html_escape.hpp"
 #include "cutoff/graphql/graphiql_page.hpp"
 
 namespace cutoff::graphql {
 namespace {
 
 namespace asio = boost::asio;
-
-std::string EscapeAttribute(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string Gzip(std::string_view in) {
   z_stream z{};
@@ -137,8 +123,8 @@ std::string graphiql_page_for(const GraphiqlOptions& options) {
   static constexpr std::string_view kEndpoint = "data-endpoint=\"/graphql\"";
   const std::size_t at = page.find(kEndpoint);
   if (at == std::string::npos) throw std::logic_error("graphiql: the page has no data-endpoint attribute");
-  std::string attributes = "data-endpoint=\"" + EscapeAttribute(options.endpoint) + "\"";
-  if (!options.example.empty()) attributes += " data-example=\"" + EscapeAttribute(options.example) + "\"";
+  std::string attributes = "data-endpoint=\"" + html_escaped(options.endpoint) + "\"";
+  if (!options.example.empty()) attributes += " data-example=\"" + html_escaped(options.example) + "\"";
   page.replace(at, kEndpoint.size(), attributes);
   return page;
 }

@@ -8,7 +8,7 @@
 
 #include "cutoff/graphql/graphiql_page.hpp"
 #include "cutoff/http/client.hpp"
-#include "cutoff/testing/run_sync.hpp"
+#include "tests/support/run_sync.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -50,7 +50,7 @@ class GraphiqlRoute : public ::testing::Test {
   http::Response Get(std::vector<std::pair<std::string, std::string>> headers) {
     http::ClientRequest req{.url = base_ + "/graphiql"};
     for (auto& [k, v] : headers) req.headers.set(k, v);
-    return testing::RunSync([&]() -> asio::awaitable<http::Response> {
+    return test_support::RunSync([&]() -> asio::awaitable<http::Response> {
       http::Client client(co_await asio::this_coro::executor);
       co_return co_await client.request(Context::background(), req);
     });

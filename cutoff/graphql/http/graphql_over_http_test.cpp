@@ -8,11 +8,11 @@
 #include <mutex>
 #include <thread>
 
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/http/client.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "fixture/fixture_resolvers.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -48,7 +48,7 @@ class GraphQLOverHttp : public ::testing::Test {
 
   http::Response Send(ClientRequest req) {
     if (req.url.empty()) req.url = url_;
-    return testing::RunSync([&]() -> asio::awaitable<http::Response> {
+    return test_support::RunSync([&]() -> asio::awaitable<http::Response> {
       http::Client client(co_await asio::this_coro::executor);
       co_return co_await client.request(Context::background(), req);
     });
@@ -136,7 +136,7 @@ TEST_F(GraphQLOverHttp, TheRequestsBudgetCutsSlowFieldsAndKeepsTheRest) {
   const auto t0 = std::chrono::steady_clock::now();
   auto r = Post(R"({"query": "{ fast slow }"})", "application/graphql-response+json",
                 {{"Deadline-Budget-Ms", "100"}});
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s * testing::TimeScale());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s * test_support::TimeScale());
   EXPECT_EQ(r.status, 200);
   EXPECT_NE(r.body.find(R"("data":{"fast":"ok","slow":null})"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find("DEADLINE_EXCEEDED"), std::string::npos);
@@ -168,7 +168,7 @@ TEST(GraphQLOverHttpErrors, UnexpectedErrorsAreMaskedAndLoggedWithTheRequestId) 
                     .body = R"({"query": "query Q { broken fine }"})"};
   req.headers.set("Content-Type", "application/json");
   req.headers.set("X-Request-Id", "req-42");
-  http::Response r = testing::RunSync([&]() -> asio::awaitable<http::Response> {
+  http::Response r = test_support::RunSync([&]() -> asio::awaitable<http::Response> {
     http::Client client(co_await asio::this_coro::executor);
     co_return co_await client.request(Context::background(), req);
   });
@@ -193,7 +193,7 @@ TEST(GraphQLOverHttpMutations, AWholeResponseStopAfterAnEffectIs500CommitAmbiguo
   std::unique_ptr<Schema> schema = std::move(built.schema);
   schema->resolve_async("Mutation", "order", [](FieldContext& f) -> asio::awaitable<Data> {
     f.ctx.commit_ledger()->note_commit_point(/*idempotency_keyed=*/true);  // the effect left
-    co_await testing::Sleep(10s);
+    co_await test_support::Sleep(10s);
     co_return Data::from(1);
   });
   asio::io_context io;
@@ -203,7 +203,7 @@ TEST(GraphQLOverHttpMutations, AWholeResponseStopAfterAnEffectIs500CommitAmbiguo
   mount_graphql(server, "/graphql", *schema, options, {.name = "graphql", .stop_grace = 250ms});
   const std::string url = "http://127.0.0.1:" + std::to_string(server.listen("127.0.0.1", 0)) + "/graphql";
   std::thread thread([&] { io.run(); });
-  http::Response r = testing::RunSync([&]() -> asio::awaitable<http::Response> {
+  http::Response r = test_support::RunSync([&]() -> asio::awaitable<http::Response> {
     http::Client client(co_await asio::this_coro::executor);
     ClientRequest req{.method = "POST", .url = url, .body = R"({"query": "mutation { order }"})"};
     req.headers.set("Content-Type", "application/json");

@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "cutoff/graphql/event_stream.hpp"
-#include "cutoff/graphql/fixture.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/observe/metrics.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "fixture/fixture_resolvers.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -96,12 +96,12 @@ class GraphQLWs : public ::testing::Test {
     recorder_ = std::make_unique<MetricsRecorder>(registry_);
     server_ = std::make_unique<http::Server>(io_.get_executor(), http::ServerOptions{.one_io_thread = true});
     GraphQLWsOptions options;
-    options.subscribe.event_budget = 150ms * testing::TimeScale();
+    options.subscribe.event_budget = 150ms * test_support::TimeScale();
     options.subscribe.execution.recorder = recorder_.get();
-    options.connection_init_timeout = 300ms * testing::TimeScale();
+    options.connection_init_timeout = 300ms * test_support::TimeScale();
     options.root_value = Data::json(&fixture_);
     options.max_queued_bytes = kMaxQueuedBytes;
-    options.write_timeout = kWriteTimeout * testing::TimeScale();
+    options.write_timeout = kWriteTimeout * test_support::TimeScale();
     mount_graphql_ws(*server_, "/graphql", *schema_, options);
     port_ = server_->listen("127.0.0.1", 0);
     thread_ = std::thread([this] { io_.run(); });
@@ -137,7 +137,7 @@ class GraphQLWs : public ::testing::Test {
     beast::flat_buffer b;
     std::optional<boost::system::error_code> result;
     ws.async_read(b, [&](boost::system::error_code ec, std::size_t) { result = ec; });
-    client_io_.run_for(10s * testing::TimeScale());
+    client_io_.run_for(10s * test_support::TimeScale());
     if (!result) {
       ws.next_layer().cancel();
       client_io_.run();
@@ -228,7 +228,7 @@ TEST_F(GraphQLWs, EachEventGetsItsOwnDeadlineAndTheStreamGoesOn) {
   auto third = Read(*ws);
   EXPECT_EQ(boost::json::serialize(third.at("payload")), R"({"data":{"ticks":{"n":3,"slow":3}}})");
   EXPECT_EQ(Read(*ws).at("type"), "complete");
-  EXPECT_LT(SteadyClock::now() - t0, 2s * testing::TimeScale());
+  EXPECT_LT(SteadyClock::now() - t0, 2s * test_support::TimeScale());
 }
 
 TEST_F(GraphQLWs, ClientCompleteCancelsTheEventBeingExecuted) {
@@ -238,9 +238,9 @@ TEST_F(GraphQLWs, ClientCompleteCancelsTheEventBeingExecuted) {
   Write(*ws, R"({"id":"s","type":"complete"})");
   const auto t0 = SteadyClock::now();
   while (Metric(R"(cutoff_graphql_field_stopped_total{operation="anonymous",field="stuck.slow",reason="cancelled"})") == 0 &&
-         SteadyClock::now() - t0 < 2s * testing::TimeScale())
+         SteadyClock::now() - t0 < 2s * test_support::TimeScale())
     std::this_thread::sleep_for(1ms);
-  EXPECT_LT(SteadyClock::now() - t0, 100ms * testing::TimeScale());
+  EXPECT_LT(SteadyClock::now() - t0, 100ms * test_support::TimeScale());
   // Nothing more comes for "s": the next message is the answer to our ping.
   Write(*ws, R"({"type":"ping"})");
   EXPECT_EQ(Read(*ws).at("type"), "pong");
@@ -257,9 +257,9 @@ TEST_F(GraphQLWs, DisconnectCancelsTheEventBeingExecuted) {
   ws->next_layer().close();
   const auto t0 = SteadyClock::now();
   while (Metric(R"(cutoff_graphql_field_stopped_total{operation="anonymous",field="stuck.slow",reason="cancelled"})") == 0 &&
-         SteadyClock::now() - t0 < 2s * testing::TimeScale())
+         SteadyClock::now() - t0 < 2s * test_support::TimeScale())
     std::this_thread::sleep_for(1ms);
-  EXPECT_LT(SteadyClock::now() - t0, 100ms * testing::TimeScale());
+  EXPECT_LT(SteadyClock::now() - t0, 100ms * test_support::TimeScale());
 }
 
 TEST_F(GraphQLWs, QueriesAndErrors) {
@@ -344,7 +344,7 @@ TEST_F(GraphQLWs, ProtocolViolationsCloseWithTheProtocolsCodes) {
 // The value of `counter` once it has stopped moving (no change for 200 ms, 5 s at most).
 int Settled(const std::atomic<int>& counter) {
   int value = counter.load();
-  for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * testing::TimeScale();) {
+  for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * test_support::TimeScale();) {
     std::this_thread::sleep_for(200ms);
     if (counter.load() == value) break;
     value = counter.load();
@@ -358,20 +358,20 @@ int Settled(const std::atomic<int>& counter) {
 TEST_F(GraphQLWs, AClientThatStopsReadingGetsNoMoreWorkDone) {
   auto ws = Ready(8 * 1024);
   constexpr int kCount = 600;
-  ASSERT_EQ(WriteAll(*ws, Subscribes("b", kCount, "{ big }"), 5s * testing::TimeScale()), std::size_t{kCount});
+  ASSERT_EQ(WriteAll(*ws, Subscribes("b", kCount, "{ big }"), 5s * test_support::TimeScale()), std::size_t{kCount});
   // Wait until the server has stopped running them.
   const int ran = Settled(big_calls_);
   // What ran is bounded by the queue bound plus what the kernel's socket buffers took in
   // (an 8 KiB receive window here); without backpressure all 600 ran, 38 MiB queued.
   EXPECT_LT(ran, kCount / 4) << "the server kept running operations for a client that does not read";
-  EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+  EXPECT_LT(HelloLatency(), 500ms * test_support::TimeScale());
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(big_calls_.load(), ran) << "operations ran while the client was still not reading";
 
   // Reading again lets the rest run: every operation is answered, none is lost.
   int completes = 0;
   const auto t0 = SteadyClock::now();
-  while (completes < kCount && SteadyClock::now() - t0 < 10s * testing::TimeScale()) {
+  while (completes < kCount && SteadyClock::now() - t0 < 10s * test_support::TimeScale()) {
     auto msg = Read(*ws);
     if (msg.contains("closed")) break;
     if (msg.at("type") == "complete") ++completes;
@@ -387,7 +387,7 @@ TEST_F(GraphQLWs, ASubscriptionStopsPullingEventsWhileItsClientDoesNotRead) {
   const int pulled = Settled(feed_pulls_);
   // Without backpressure all 2000 (31 MiB) were pulled and queued at once.
   EXPECT_LT(pulled, kFeedEvents / 4) << "the subscription kept pulling events for a client that does not read";
-  EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+  EXPECT_LT(HelloLatency(), 500ms * test_support::TimeScale());
   int nexts = 0;
   for (;;) {
     auto msg = Read(*ws);
@@ -404,13 +404,13 @@ TEST_F(GraphQLWs, RepliesOverflowingTheQueueCloseTheSocketWith1013) {
   auto ws = Ready(8 * 1024);
   Write(*ws, R"({"id":"s","type":"subscribe","payload":{"query":"{ hang }"}})");  // runs until stopped
   constexpr int kCount = 60;  // 60 x 256 KiB, all replying 200 ms from now
-  ASSERT_EQ(WriteAll(*ws, Subscribes("q", kCount, "{ slowBig }"), 5s * testing::TimeScale()), std::size_t{kCount});
+  ASSERT_EQ(WriteAll(*ws, Subscribes("q", kCount, "{ slowBig }"), 5s * test_support::TimeScale()), std::size_t{kCount});
   const auto t0 = SteadyClock::now();
-  while (Metric(kHangCancelled) == 0 && SteadyClock::now() - t0 < 2s * testing::TimeScale())
+  while (Metric(kHangCancelled) == 0 && SteadyClock::now() - t0 < 2s * test_support::TimeScale())
     std::this_thread::sleep_for(5ms);
   EXPECT_EQ(Metric(kHangCancelled), 1) << "the hanging query was not cancelled on overflow";
   EXPECT_EQ(slow_big_calls_.load(), kCount);
-  EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+  EXPECT_LT(HelloLatency(), 500ms * test_support::TimeScale());
 
   // What was written before the overflow arrives, then the close frame.
   int nexts = 0;
@@ -433,14 +433,14 @@ TEST_F(GraphQLWs, AClientThatNeverReadsIsDroppedAfterTheWriteTimeout) {
   auto ws = Ready(8 * 1024);
   Write(*ws, R"({"id":"s","type":"subscribe","payload":{"query":"{ hang }"}})");  // runs until stopped
   const auto t0 = SteadyClock::now();
-  ASSERT_EQ(WriteAll(*ws, Subscribes("b", 300, "{ big }"), 5s * testing::TimeScale()), std::size_t{300});
-  while (Metric(kHangCancelled) == 0 && SteadyClock::now() - t0 < 3 * kWriteTimeout * testing::TimeScale())
+  ASSERT_EQ(WriteAll(*ws, Subscribes("b", 300, "{ big }"), 5s * test_support::TimeScale()), std::size_t{300});
+  while (Metric(kHangCancelled) == 0 && SteadyClock::now() - t0 < 3 * kWriteTimeout * test_support::TimeScale())
     std::this_thread::sleep_for(10ms);
   const auto took = SteadyClock::now() - t0;
   EXPECT_EQ(Metric(kHangCancelled), 1);
   EXPECT_GT(took, kWriteTimeout / 2);
-  EXPECT_LT(took, kWriteTimeout * testing::TimeScale() + 2s * testing::TimeScale());
-  EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+  EXPECT_LT(took, kWriteTimeout * test_support::TimeScale() + 2s * test_support::TimeScale());
+  EXPECT_LT(HelloLatency(), 500ms * test_support::TimeScale());
   // The client finds the connection gone after what was already in its socket buffers.
   const auto t1 = SteadyClock::now();
   std::int64_t code = -1;
@@ -452,7 +452,7 @@ TEST_F(GraphQLWs, AClientThatNeverReadsIsDroppedAfterTheWriteTimeout) {
     }
   }
   EXPECT_NE(code, -1) << "the connection was not dropped";
-  EXPECT_LT(SteadyClock::now() - t1, 5s * testing::TimeScale());
+  EXPECT_LT(SteadyClock::now() - t1, 5s * test_support::TimeScale());
 }
 
 // The same bounds hold when the server runs several threads (each connection on a strand).
@@ -463,7 +463,7 @@ TEST_F(GraphQLWs, TheBoundsHoldOnAServerWithSeveralThreads) {
   options.subscribe.execution.recorder = recorder_.get();
   options.root_value = Data::json(&fixture_);
   options.max_queued_bytes = kMaxQueuedBytes;
-  options.write_timeout = kWriteTimeout * testing::TimeScale();
+  options.write_timeout = kWriteTimeout * test_support::TimeScale();
   mount_graphql_ws(server, "/graphql", *schema_, options);
   port_ = server.listen("127.0.0.1", 0);  // Connect() and HelloLatency() now use this server
   std::thread one([&] { io.run(); });
@@ -471,22 +471,22 @@ TEST_F(GraphQLWs, TheBoundsHoldOnAServerWithSeveralThreads) {
 
   {  // A client that stops reading stops getting work done.
     auto ws = Ready(8 * 1024);
-    ASSERT_EQ(WriteAll(*ws, Subscribes("b", 600, "{ big }"), 5s * testing::TimeScale()), std::size_t{600});
+    ASSERT_EQ(WriteAll(*ws, Subscribes("b", 600, "{ big }"), 5s * test_support::TimeScale()), std::size_t{600});
     int ran = big_calls_.load();
-    for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * testing::TimeScale();) {
+    for (const auto t0 = SteadyClock::now(); SteadyClock::now() - t0 < 5s * test_support::TimeScale();) {
       std::this_thread::sleep_for(200ms);
       if (big_calls_.load() == ran) break;
       ran = big_calls_.load();
     }
     EXPECT_LT(ran, 150);
-    EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+    EXPECT_LT(HelloLatency(), 500ms * test_support::TimeScale());
   }
   {  // Replies past the bound close the socket with 1013 and cancel what runs for it.
     auto ws = Ready(8 * 1024);
     Write(*ws, R"({"id":"s","type":"subscribe","payload":{"query":"{ hang }"}})");
-    ASSERT_EQ(WriteAll(*ws, Subscribes("q", 60, "{ slowBig }"), 5s * testing::TimeScale()), std::size_t{60});
+    ASSERT_EQ(WriteAll(*ws, Subscribes("q", 60, "{ slowBig }"), 5s * test_support::TimeScale()), std::size_t{60});
     const auto t0 = SteadyClock::now();
-    while (Metric(kHangCancelled) == 0 && SteadyClock::now() - t0 < 2s * testing::TimeScale())
+    while (Metric(kHangCancelled) == 0 && SteadyClock::now() - t0 < 2s * test_support::TimeScale())
       std::this_thread::sleep_for(5ms);
     EXPECT_EQ(Metric(kHangCancelled), 1);
     std::int64_t code = 0;
@@ -522,7 +522,7 @@ TEST_F(GraphQLWs, AReplyLargerThanTheQueueBoundIsAnErrorForItsOperation) {
 // 4400, the ones running are cancelled, and other clients are served meanwhile.
 TEST_F(GraphQLWs, ThousandsOfOperationsStopAtMaxOperations) {
   auto ws = Ready();
-  WriteAll(*ws, Subscribes("s", 3000, "{ hang }"), 5s * testing::TimeScale());
+  WriteAll(*ws, Subscribes("s", 3000, "{ hang }"), 5s * test_support::TimeScale());
   std::int64_t code = 0;
   for (;;) {
     auto msg = Read(*ws);
@@ -533,12 +533,12 @@ TEST_F(GraphQLWs, ThousandsOfOperationsStopAtMaxOperations) {
   }
   EXPECT_EQ(code, 4400);
   const auto t0 = SteadyClock::now();
-  while (Metric(kHangCancelled) < 100 && SteadyClock::now() - t0 < 2s * testing::TimeScale())
+  while (Metric(kHangCancelled) < 100 && SteadyClock::now() - t0 < 2s * test_support::TimeScale())
     std::this_thread::sleep_for(5ms);
   // (The last one may be stopped before it started executing.)
   EXPECT_GE(Metric(kHangCancelled), 99);
   EXPECT_LE(Metric(kHangCancelled), 100);
-  EXPECT_LT(HelloLatency(), 500ms * testing::TimeScale());
+  EXPECT_LT(HelloLatency(), 500ms * test_support::TimeScale());
 }
 
 // Before connection_init only ping and pong are allowed (graphql-transport-ws): a ping is

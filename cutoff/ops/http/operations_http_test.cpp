@@ -11,9 +11,9 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/client.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::ops {
 namespace {
@@ -23,13 +23,13 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-using cutoff::testing::Scaled;
+using cutoff::test_support::Scaled;
 std::int64_t ScaledMs(Duration d) { return Scaled(d) / 1ms; }
 
 asio::awaitable<json::value> SleepThenReport(const Call& call) {
   const std::int64_t remaining = std::chrono::ceil<std::chrono::milliseconds>(call.ctx.remaining()).count();
   if (const json::value* ms = call.args.as_object().if_contains("ms"))
-    co_await testing::Sleep(std::chrono::milliseconds(ms->to_number<std::int64_t>()));
+    co_await test_support::Sleep(std::chrono::milliseconds(ms->to_number<std::int64_t>()));
   co_return json::object{{"remaining_ms", remaining}, {"args", call.args}};
 }
 
@@ -44,9 +44,9 @@ class OperationsHttp : public ::testing::Test {
     });
     registry_.bind("h.commit").deadline(60s).handler([](const Call& call) -> asio::awaitable<json::value> {
       const auto& a = call.args.as_object();
-      co_await testing::Sleep(std::chrono::milliseconds(a.at("work_ms").to_number<std::int64_t>()));
+      co_await test_support::Sleep(std::chrono::milliseconds(a.at("work_ms").to_number<std::int64_t>()));
       call.ctx.commit_ledger()->note_commit_point();
-      co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
+      co_await test_support::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
       co_return json::object{{"committed", true}};
     });
     registry_.bind("h.keyed")
@@ -55,7 +55,7 @@ class OperationsHttp : public ::testing::Test {
         .handler([](const Call& call) -> asio::awaitable<json::value> {
           if (call.args.as_object().contains("commit")) {
             call.ctx.commit_ledger()->note_commit_point(true);
-            co_await testing::Sleep(10s);
+            co_await test_support::Sleep(10s);
           }
           co_return json::object{{"key", call.idempotency_key ? json::value(*call.idempotency_key) : json::value()}};
         });
@@ -68,7 +68,7 @@ class OperationsHttp : public ::testing::Test {
       req.headers.set("Content-Type", "application/json");
       auto calling = client.request(call.ctx, std::move(req));
       http::Response r = co_await std::move(calling);
-      co_await testing::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
+      co_await test_support::Sleep(std::chrono::milliseconds(a.at("after_ms").to_number<std::int64_t>()));
       co_return json::object{{"remote_status", r.status}};
     });
     registry_.bind("h.bad").handler([](const Call& call) -> asio::awaitable<json::value> {
@@ -84,7 +84,7 @@ class OperationsHttp : public ::testing::Test {
     server_->route(
         "POST", "/remote",
         [](const http::Request& req, const Context&) -> asio::awaitable<http::Response> {
-          co_await testing::Sleep(std::chrono::milliseconds(std::stoll(req.body)));
+          co_await test_support::Sleep(std::chrono::milliseconds(std::stoll(req.body)));
           co_return http::Response::json(200, "{}");
         },
         {.name = "remote", .bind_deadline = false});
@@ -107,7 +107,7 @@ class OperationsHttp : public ::testing::Test {
     req.url = base_ + req.url;
     const auto start = Clock::now();
     Answer a;
-    a.response = testing::RunSync([&]() -> asio::awaitable<http::Response> {
+    a.response = test_support::RunSync([&]() -> asio::awaitable<http::Response> {
       http::Client client(co_await asio::this_coro::executor, {.attempt_timeout = 60s});
       co_return co_await client.request(Context::background(), req);
     });

@@ -10,24 +10,25 @@
 #include <random>
 #include <thread>
 
+#include "cutoff/sql/pg/internal/pg_cancel.hpp"
 #include "cutoff/sql/pg/pg_connection.hpp"
 #include "cutoff/sql/transaction.hpp"
-#include "cutoff/testing/postgres.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
+#include "tests/support/postgres.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
 
 namespace cutoff::sql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Sleep;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Sleep;
 
 class PgCommit : public ::testing::Test {
  protected:
   void SetUp() override {
-    opts_.url = cutoff::testing::TestPostgresUrl();
+    opts_.url = cutoff::test_support::TestPostgresUrl();
     ASSERT_FALSE(opts_.url.empty()) << "no test PostgreSQL: run through ctest (fixture `postgres`)";
     static std::mt19937_64 rng(std::random_device{}());
     table_ = "acct_" + std::to_string(rng() % 1000000000);
@@ -138,12 +139,12 @@ TEST_F(PgCommit, StopWhileCommitInFlightIsAmbiguousAndTheCommitIsNotCancelled) {
       std::this_thread::sleep_for(150ms);  // COMMIT takes 400 ms
       source.request_stop(StopReason::cancelled);
     });
-    const std::uint64_t cancels_before = postgresql_cancels_sent();
+    const std::uint64_t cancels_before = internal::CancelRequestsSent();
     std::exception_ptr failure = co_await Catch(tx.commit(ctx));
     stopper.join();
     EXPECT_EQ(CodeOf(failure), ErrorCode::commit_ambiguous);
     EXPECT_EQ(tx.phase(), CommitPhase::committed);  // what we know: it did commit
-    EXPECT_EQ(postgresql_cancels_sent(), cancels_before);
+    EXPECT_EQ(internal::CancelRequestsSent(), cancels_before);
     EXPECT_EQ(co_await Rows(), 1);
   });
 }

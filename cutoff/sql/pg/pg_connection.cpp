@@ -2,287 +2,33 @@
 
 #include <libpq-fe.h>
 
-#include <algorithm>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <charconv>
-#include <climits>
-#include <cstring>
-#include <condition_variable>
-#include <deque>
-#include <map>
-#include <mutex>
-#include <thread>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
-#include "cutoff/core/asio.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/sql/comment.hpp"
 #include "cutoff/sql/database_error.hpp"
 #include "cutoff/sql/internal/driver_metrics.hpp"
-#include "cutoff/sql/pg/internal/host_list.hpp"
+#include "cutoff/sql/pg/internal/pg_cancel.hpp"
+#include "cutoff/sql/pg/internal/pg_connect.hpp"
+#include "cutoff/sql/pg/internal/pg_statement_timeout.hpp"
+#include "cutoff/sql/pg/internal/pg_values.hpp"
 
 namespace cutoff::sql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-
-std::atomic<std::uint64_t> g_cancels_sent{0};
-
-// PQcancel blocks (it opens its own connection to the server), so cancel requests go out
-// from one dedicated thread. Jobs complete in order.
-class CancelThread {
- public:
-  static CancelThread& instance() {
-    static CancelThread thread;
-    return thread;
-  }
-
-  void Submit(std::shared_ptr<PGcancel> cancel, std::function<void()> done) {
-    {
-      std::lock_guard lock(mu_);
-      jobs_.push_back({std::move(cancel), std::move(done)});
-    }
-    cv_.notify_one();
-  }
-
-  ~CancelThread() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_one();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  struct Job {
-    std::shared_ptr<PGcancel> cancel;
-    std::function<void()> done;
-  };
-
-  CancelThread() : thread_([this] { Run(); }) {}
-
-  void Run() {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      char err[256];
-      PQcancel(job.cancel.get(), err, sizeof err);  // a failure leaves the drain grace to act
-      g_cancels_sent.fetch_add(1, std::memory_order_relaxed);
-      job.done();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> jobs_;
-  bool stopping_ = false;
-  std::thread thread_;
-};
-
-struct ResultDeleter {
-  void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
-
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-// Type OIDs from pg_type.h (stable across versions).
-constexpr Oid kBool = 16, kBytea = 17, kInt8 = 20, kInt2 = 21, kInt4 = 23, kOid = 26, kFloat4 = 700,
-              kFloat8 = 701, kJson = 114, kJsonb = 3802, kNumeric = 1700;
-
-// How a column of `type` is written as JSON (Row::to_json): booleans as true/false, json and
-// jsonb embedded, numeric as exact numbers, arrays of the built-in types as JSON arrays.
-ColumnForm FormFor(Oid type) {
-  switch (type) {
-    case kBool: return {JsonForm::boolean};
-    case kJson:
-    case kJsonb: return {JsonForm::json};
-    case kNumeric: return {JsonForm::number};
-    case 1000: return {JsonForm::array, JsonForm::boolean};  // bool[]
-    case 1005:                                                // int2[]
-    case 1007:                                                // int4[]
-    case 1016:                                                // int8[]
-    case 1028:                                                // oid[]
-    case 1021:                                                // float4[]
-    case 1022:                                                // float8[]
-    case 1231: return {JsonForm::array, JsonForm::number};    // numeric[]
-    case 199:                                                 // json[]
-    case 3807: return {JsonForm::array, JsonForm::json};      // jsonb[]
-    case 1009:                                                // text[]
-    case 1015:                                                // varchar[]
-    case 1014:                                                // bpchar[]
-    case 1003:                                                // name[]
-    case 2951:                                                // uuid[]
-    case 1182:                                                // date[]
-    case 1115:                                                // timestamp[]
-    case 1185: return {JsonForm::array, JsonForm::value};     // timestamptz[]
-    default: return {};
-  }
-}
-
-Value ToValue(PGresult* r, int row, int col, Oid type) {
-  if (PQgetisnull(r, row, col)) return Value();
-  const char* text = PQgetvalue(r, row, col);
-  const int len = PQgetlength(r, row, col);
-  switch (type) {
-    case kBool: return Value(std::int64_t{text[0] == 't' ? 1 : 0});
-    case kInt2:
-    case kInt4:
-    case kInt8:
-    case kOid: {
-      std::int64_t v = 0;
-      auto res = std::from_chars(text, text + len, v);
-      if (res.ec == std::errc()) return Value(v);
-      break;
-    }
-    case kFloat4:
-    case kFloat8: {
-      double v = 0;
-      auto res = std::from_chars(text, text + len, v);
-      if (res.ec == std::errc()) return Value(v);
-      break;
-    }
-    case kBytea: {
-      std::size_t n = 0;
-      unsigned char* bytes = PQunescapeBytea(reinterpret_cast<const unsigned char*>(text), &n);
-      if (bytes) {
-        Blob b{std::string(reinterpret_cast<char*>(bytes), n)};
-        PQfreemem(bytes);
-        return Value(std::move(b));
-      }
-      break;
-    }
-    default: break;
-  }
-  return Value(std::string(text, static_cast<std::size_t>(len)));
-}
-
-Result ToResult(PGresult* r) {
-  const int nf = PQnfields(r);
-  const int nt = PQntuples(r);
-  auto names = std::make_shared<std::vector<std::string>>();
-  std::vector<Oid> types;
-  auto forms = std::make_shared<std::vector<ColumnForm>>();
-  names->reserve(static_cast<std::size_t>(nf));
-  bool any_form = false;
-  for (int c = 0; c < nf; ++c) {
-    names->emplace_back(PQfname(r, c));
-    types.push_back(PQftype(r, c));
-    forms->push_back(FormFor(types.back()));
-    any_form = any_form || forms->back() != ColumnForm{};
-  }
-  const ColumnForms shared_forms = any_form ? ColumnForms(std::move(forms)) : nullptr;
-  std::vector<Row> rows;
-  rows.reserve(static_cast<std::size_t>(nt));
-  for (int i = 0; i < nt; ++i) {
-    std::vector<Value> values;
-    values.reserve(static_cast<std::size_t>(nf));
-    for (int c = 0; c < nf; ++c) values.push_back(ToValue(r, i, c, types[static_cast<std::size_t>(c)]));
-    rows.emplace_back(names, std::move(values), shared_forms);
-  }
-  std::int64_t affected = 0;
-  const char* tuples = PQcmdTuples(r);
-  if (tuples && *tuples) std::from_chars(tuples, tuples + std::strlen(tuples), affected);
-  return Result(std::move(names), std::move(rows), affected);
-}
-
-// Parameters as libpq wants them: text for everything but blobs, which go binary.
-class Params {
- public:
-  explicit Params(std::span<const Value> params) {
-    const std::size_t n = params.size();
-    text_.resize(n);
-    values_.resize(n);
-    lengths_.resize(n);
-    formats_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Value& v = params[i];
-      if (v.is_null()) {
-        values_[i] = nullptr;
-        continue;
-      }
-      if (auto* b = v.if_blob()) {
-        values_[i] = b->bytes.data();
-        lengths_[i] = static_cast<int>(b->bytes.size());
-        formats_[i] = 1;
-        continue;
-      }
-      if (auto* s = v.if_text()) {
-        values_[i] = s->c_str();
-        continue;
-      }
-      if (auto* n64 = v.if_int()) {
-        text_[i] = std::to_string(*n64);
-      } else {
-        char buf[32];
-        auto res = std::to_chars(buf, buf + sizeof buf, *v.if_double());
-        text_[i].assign(buf, res.ptr);
-      }
-      values_[i] = text_[i].c_str();
-    }
-  }
-  int size() const noexcept { return static_cast<int>(values_.size()); }
-  const char* const* values() const noexcept { return values_.data(); }
-  const int* lengths() const noexcept { return lengths_.data(); }
-  const int* formats() const noexcept { return formats_.data(); }
-
- private:
-  std::vector<std::string> text_;
-  std::vector<const char*> values_;
-  std::vector<int> lengths_;
-  std::vector<int> formats_;
-};
-
-// The remaining budget becomes the session's statement_timeout, so the server ends the
-// statement at the deadline even if this process dies. Prepared once per connection, so a
-// change costs a Bind/Execute in the same round trip as the statement (no parse, no plan).
-// It is set at session level and re-sent only when the applied value is tighter than the
-// budget or looser by more than the slack below: sending it with every statement measured
-// +16% on a loopback `select 1` (docs/benchmarks.md). The client's cancel is what stops a
-// statement on time; this is the backstop for a client that died.
-constexpr const char* kBudgetStatement = "cutoff_budget";
-constexpr const char* kBudgetSql = "select set_config('statement_timeout', $1, false)";
-
-// How much later than the deadline the server-side backstop may fire: 1/16 of the budget,
-// within [2 ms, 250 ms].
-constexpr std::int64_t BackstopSlackMs(std::int64_t budget_ms) {
-  return std::clamp<std::int64_t>(budget_ms / 16, 2, 250);
-}
-
-// "0", "250ms", "5s", "2min", "1h", "1d" (SHOW statement_timeout) → milliseconds; 0 = none.
-std::int64_t ParseTimeoutSetting(std::string_view s) {
-  std::int64_t n = 0;
-  auto res = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (res.ec != std::errc() || n <= 0) return 0;
-  const std::string_view unit(res.ptr, static_cast<std::size_t>(s.data() + s.size() - res.ptr));
-  if (unit.empty() || unit == "ms") return n;
-  if (unit == "s") return n * 1000;
-  if (unit == "min") return n * 60'000;
-  if (unit == "h") return n * 3'600'000;
-  if (unit == "d") return n * 86'400'000;
-  if (unit == "us") return std::max<std::int64_t>(1, n / 1000);
-  return 0;
-}
 
 struct Query {
   enum class Type { params, prepared, prepare };
@@ -295,21 +41,16 @@ struct Query {
 enum class Kind {
   statement,  // a stop cancels it
   commit,     // a stop is recorded; the answer is awaited for commit_grace
-  control,    // BEGIN/ROLLBACK/ping under an unbound context
+  control,    // ROLLBACK: no context stop reaches it (it runs under an unbound one)
 };
 
 // What one pipeline (queries + sync) came back with.
 struct Batch {
-  std::vector<PgResult> results;  // one per query; null if none arrived
-  bool lost = false;              // the connection failed
-  bool gave_up = false;           // stopped waiting (grace ran out, or propagation off)
+  std::vector<internal::PgResult> results;  // one per query; null if none arrived
+  bool lost = false;                        // the connection failed
+  bool gave_up = false;                     // stopped waiting (grace ran out, or propagation off)
   std::string lost_message;
 };
-
-struct ConnDeleter {
-  void operator()(PGconn* c) const noexcept { PQfinish(c); }
-};
-using PgConnPtr = std::unique_ptr<PGconn, ConnDeleter>;
 
 class PgConnection;
 
@@ -321,15 +62,13 @@ struct Anchor {
 
 class PgConnection final : public Connection {
  public:
-  PgConnection(PgConnPtr pg, PgOptions options)
+  PgConnection(internal::PgConnPtr pg, PgOptions options)
       : pg_(std::move(pg)),
         options_(std::move(options)),
         anchor_(std::make_shared<Anchor>()),
         metrics_(internal::DriverMetrics::make(options_.driver.metrics, "postgresql")) {
     anchor_->owner = this;
-    cancel_ = std::shared_ptr<PGcancel>(PQgetCancel(pg_.get()), [](PGcancel* c) {
-      if (c) PQfreeCancel(c);
-    });
+    cancel_ = internal::MakeCancelHandle(pg_.get());
   }
 
   ~PgConnection() override {
@@ -348,25 +87,22 @@ class PgConnection final : public Connection {
     Query queries[2];
     std::size_t n = 0;
     Value budget_value;
-    std::int64_t want = -1;  // the statement_timeout this statement should run under
+    std::int64_t want = -1;  // the statement_timeout to send first (-1: none)
     const bool budget_bound = options_.driver.propagation == Propagation::on && !ctx.deadline().is_never();
-    if (budget_bound) {
-      const std::int64_t ms = ctx.deadline().remaining_ms_ceil(ctx.clock());
-      if (ms <= 0) throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
-      // Tighten-only: the session's own timeout (role or connection setting) wins if smaller.
-      want = std::min<std::int64_t>(ms, session_timeout_ms_ > 0 ? session_timeout_ms_ : INT_MAX);
-      const bool close_enough =
-          applied_timeout_ms_ >= want && applied_timeout_ms_ - want <= BackstopSlackMs(want) && applied_timeout_ms_ > 0;
-      if (close_enough) want = -1;
-    } else if (options_.driver.propagation == Propagation::on && applied_timeout_ms_ != session_timeout_ms_) {
-      want = session_timeout_ms_;  // unbound: restore the session's own setting
+    if (options_.driver.propagation == Propagation::on) {
+      std::optional<std::int64_t> budget_ms;  // unbound: restore the session's own setting
+      if (budget_bound) {
+        budget_ms = ctx.deadline().remaining_ms_ceil(ctx.clock());
+        if (*budget_ms <= 0) throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+      }
+      want = internal::TimeoutToSend(budget_ms, session_timeout_ms_, applied_timeout_ms_);
     }
     // An aborted transaction refuses everything but ROLLBACK (TO SAVEPOINT): sending the
     // budget statement first would fail the very statement that recovers it.
     if (want >= 0 && PQtransactionStatus(pg_.get()) == PQTRANS_INERROR) want = -1;
     if (want >= 0) {
       budget_value = Value(std::to_string(want));
-      queries[n++] = {kBudgetStatement, std::span<const Value>(&budget_value, 1), Query::Type::prepared};
+      queries[n++] = {internal::kBudgetStatement, std::span<const Value>(&budget_value, 1), Query::Type::prepared};
     }
     queries[n++] = {text.c_str(), params};
     Batch batch = co_await RunBatch(ctx, std::span<const Query>(queries, n), Kind::statement);
@@ -379,7 +115,7 @@ class PgConnection final : public Connection {
       if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
         if (i + 1 == n) {
           if (want >= 0) applied_timeout_ms_ = want;
-          co_return ToResult(r);
+          co_return internal::ToResult(r);
         }
         continue;
       }
@@ -439,7 +175,7 @@ class PgConnection final : public Connection {
       } catch (...) {
         report.error = std::current_exception();
       }
-      report.error_message = r ? Trim(PQresultErrorMessage(r)) : "no result";
+      report.error_message = r ? internal::TrimMessage(PQresultErrorMessage(r)) : "no result";
     }
     co_return report;
   }
@@ -464,7 +200,7 @@ class PgConnection final : public Connection {
 
   // Prepares the budget statement and reads the session's own statement_timeout.
   asio::awaitable<void> Init(const Context& ctx) {
-    Query queries[2] = {{kBudgetSql, {}, Query::Type::prepare, kBudgetStatement},
+    Query queries[2] = {{internal::kBudgetSql, {}, Query::Type::prepare, internal::kBudgetStatement},
                         {"SHOW statement_timeout", {}}};
     Batch batch = co_await RunBatch(ctx, std::span<const Query>(queries, 2), Kind::statement);
     if (batch.gave_up) throw StopError(ctx, "gave up while setting up the connection");
@@ -475,7 +211,7 @@ class PgConnection final : public Connection {
         ThrowResultError(ctx, r, false);
     }
     PGresult* show = batch.results[1].get();
-    if (PQntuples(show) == 1) session_timeout_ms_ = ParseTimeoutSetting(PQgetvalue(show, 0, 0));
+    if (PQntuples(show) == 1) session_timeout_ms_ = internal::ParseTimeoutSetting(PQgetvalue(show, 0, 0));
     applied_timeout_ms_ = session_timeout_ms_;
   }
 
@@ -494,7 +230,7 @@ class PgConnection final : public Connection {
     if (!r) throw DatabaseError(ErrorCode::internal, "XX000", "no result from the server", ctx.request_id());
     const char* state_c = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     const std::string state = state_c ? state_c : "XX000";
-    const std::string message = Trim(PQresultErrorMessage(r));
+    const std::string message = internal::TrimMessage(PQresultErrorMessage(r));
     if (state == "57014") {
       // Classified by what this client did, not by the server's words.
       if (cancel_sent_ && stop_seen_ != StopReason::none) throw Error::stopped(stop_seen_, ctx.request_id());
@@ -550,7 +286,7 @@ class PgConnection final : public Connection {
     } else if (!cancel_sent_) {
       cancel_sent_ = true;
       cancel_pending_ = true;
-      CancelThread::instance().Submit(cancel_, [anchor = anchor_, ex = io_->executor] {
+      internal::SendCancelRequest(cancel_, [anchor = anchor_, ex = io_->executor] {
         asio::post(ex, [anchor] {
           if (!anchor->owner) return;
           anchor->owner->cancel_pending_ = false;
@@ -617,7 +353,7 @@ class PgConnection final : public Connection {
     inflight_seq_ = ++seq_;
 
     for (const Query& q : queries) {
-      Params p(q.params);
+      internal::PgParams p(q.params);
       int sent = 0;
       switch (q.type) {
         case Query::Type::params:
@@ -675,12 +411,12 @@ class PgConnection final : public Connection {
         if (++index > queries.size() + 1) batch.lost = true;  // protocol confusion: never reuse
         continue;
       }
-      PgResult r(raw);
+      internal::PgResult r(raw);
       if (PQresultStatus(raw) == PGRES_PIPELINE_SYNC) break;
       if (index < batch.results.size() && !batch.results[index]) batch.results[index] = std::move(r);
     }
     if (batch.lost && batch.lost_message.empty())
-      batch.lost_message = pg_ ? Trim(PQerrorMessage(pg)) : "connection closed";
+      batch.lost_message = pg_ ? internal::TrimMessage(PQerrorMessage(pg)) : "connection closed";
 
     inflight_seq_ = 0;
     io.grace.cancel();
@@ -718,7 +454,7 @@ class PgConnection final : public Connection {
     BatchIo** slot;                  // the connection's pointer to the batch in flight
   };
 
-  PgConnPtr pg_;
+  internal::PgConnPtr pg_;
   std::shared_ptr<PGcancel> cancel_;
   PgOptions options_;
   std::shared_ptr<Anchor> anchor_;
@@ -740,102 +476,11 @@ class PgConnection final : public Connection {
   bool flushing_ = false;  // the pipeline is not fully sent yet
 };
 
-// libpq keywords → values from a URL or key=value string.
-std::map<std::string, std::string> ParseConninfo(const std::string& url) {
-  char* err = nullptr;
-  PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
-  if (!opts) {
-    std::string message = err ? Trim(err) : "unparseable";
-    if (err) PQfreemem(err);
-    throw Error(ErrorCode::invalid_argument, "bad PostgreSQL connection string: " + message);
-  }
-  std::map<std::string, std::string> out;
-  for (PQconninfoOption* o = opts; o->keyword; ++o)
-    if (o->val) out[o->keyword] = o->val;
-  PQconninfoFree(opts);
-  return out;
-}
-
 }  // namespace
 
-std::uint64_t postgresql_cancels_sent() noexcept { return g_cancels_sent.load(std::memory_order_relaxed); }
 
 asio::awaitable<std::unique_ptr<Connection>> open_postgresql(const Context& ctx, PgOptions options) {
-  ctx.check();
-  auto ex = co_await asio::this_coro::executor;
-  std::map<std::string, std::string> params = ParseConninfo(options.url);
-
-  // libpq resolves `host` with a blocking getaddrinfo; resolve here and hand it `hostaddr`,
-  // every address of every name, for libpq to try in order under the one deadline.
-  const std::string host = params.count("host") ? params["host"] : "";
-  if (!host.empty() && !params.count("hostaddr")) {
-    std::map<std::string, std::vector<std::string>> resolved;
-    for (const std::string& name : internal::NamesToResolve(host)) {
-      asio::ip::tcp::resolver resolver(ex);
-      asio::ip::tcp::resolver::results_type results;
-      try {
-        auto resolving = with_context(ctx, resolver.async_resolve(name, "", asio::use_awaitable));
-        results = co_await std::move(resolving);
-      } catch (const boost::system::system_error& e) {
-        throw DatabaseError(ErrorCode::unavailable, "08001",
-                            "cannot resolve the database host \"" + name + "\": " + e.code().message(),
-                            ctx.request_id());
-      }
-      std::vector<std::string>& addrs = resolved[name];
-      for (const auto& entry : results) addrs.push_back(entry.endpoint().address().to_string());
-      if (addrs.empty())
-        throw DatabaseError(ErrorCode::unavailable, "08001", "the database host \"" + name + "\" has no address",
-                            ctx.request_id());
-    }
-    internal::HostLists lists;
-    try {
-      lists = internal::ExpandHosts(host, params.count("port") ? params["port"] : "", resolved);
-    } catch (const std::invalid_argument& e) {
-      throw Error(ErrorCode::invalid_argument, std::string("bad PostgreSQL connection string: ") + e.what(),
-                  ctx.request_id());
-    }
-    params["host"] = lists.host;
-    if (lists.hostaddr.find_first_not_of(',') != std::string::npos) params["hostaddr"] = lists.hostaddr;
-    if (!lists.port.empty()) params["port"] = lists.port;
-  }
-  if (options.read_only) params["options"] += " -c default_transaction_read_only=on";
-  if (!params.count("application_name")) params["application_name"] = options.application_name;
-
-  std::vector<const char*> keywords, values;
-  for (auto& [k, v] : params) {
-    keywords.push_back(k.c_str());
-    values.push_back(v.c_str());
-  }
-  keywords.push_back(nullptr);
-  values.push_back(nullptr);
-
-  PgConnPtr pg(PQconnectStartParams(keywords.data(), values.data(), 0));
-  if (!pg) throw Error(ErrorCode::internal, "out of memory starting a PostgreSQL connection", ctx.request_id());
-  auto fail = [&](const std::string& what) {
-    return DatabaseError(ErrorCode::unavailable, "08001", what + ": " + Trim(PQerrorMessage(pg.get())),
-                         ctx.request_id());
-  };
-  if (PQstatus(pg.get()) == CONNECTION_BAD) throw fail("cannot connect to PostgreSQL");
-  PQsetnonblocking(pg.get(), 1);
-
-  for (;;) {
-    const PostgresPollingStatusType st = PQconnectPoll(pg.get());
-    if (st == PGRES_POLLING_OK) break;
-    if (st == PGRES_POLLING_FAILED) throw fail("cannot connect to PostgreSQL");
-    // The socket can change between polls (e.g. when trying the next address).
-    asio::posix::stream_descriptor sock(ex, PQsocket(pg.get()));
-    const auto type = st == PGRES_POLLING_READING ? asio::posix::stream_descriptor::wait_read
-                                                  : asio::posix::stream_descriptor::wait_write;
-    std::exception_ptr failure;
-    try {
-      co_await with_context(ctx, sock.async_wait(type, asio::use_awaitable));
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    sock.release();
-    if (failure) std::rethrow_exception(failure);
-  }
-  if (!PQenterPipelineMode(pg.get())) throw fail("cannot enter pipeline mode");
+  internal::PgConnPtr pg = co_await internal::ConnectLibpq(ctx, options);
   auto conn = std::make_unique<PgConnection>(std::move(pg), std::move(options));
   co_await conn->Init(ctx);
   co_return conn;

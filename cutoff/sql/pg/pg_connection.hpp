@@ -6,16 +6,25 @@
 //   auto conn = co_await pool.acquire(ctx);
 //   auto rows = co_await conn->execute(ctx, "select * from item where sku = $1", params);
 //
-// Per statement, with a deadline bound and propagation on, the driver sends in one round trip
-// (a libpq pipeline, one implicit or explicit transaction):
-//   select set_config('statement_timeout', '<remaining ms, rounded up>', true);  <statement>
-// so the server ends the statement at the deadline even if this process dies. When the
-// context stops first, a cancel request goes out from a dedicated thread (PQcancel blocks),
-// the connection is drained to the end of the pipeline, and only then is it reused: a cancel
-// is never sent when nothing is in flight, and the next statement is never sent before the
-// cancel was delivered. SQLSTATE 57014 is classified by what the client did, not by the
-// server's (localisable) message. A COMMIT is never cancelled: a stop while it is in flight
-// is recorded (see Transaction) and the answer awaited for `commit_grace`.
+// With propagation on, the remaining budget (in ms, rounded up) is the session's
+// statement_timeout, so the server ends the statement at the deadline even if this process
+// dies. It is set at session level by a statement prepared once per connection,
+//   select set_config('statement_timeout', $1, false)
+// and sent in the same round trip as the statement (a libpq pipeline ending in one Sync; one
+// implicit or explicit transaction), only when the value in force is tighter than the budget
+// or looser by more than a slack of 1/16 of it (2-250 ms). A smaller timeout of the session's
+// own is kept; a statement without a deadline restores the session's own value; nothing is
+// sent before a statement in an aborted transaction (it would fail the ROLLBACK that recovers
+// it). See internal/pg_statement_timeout.hpp.
+//
+// When the context stops first, a cancel request goes out from a dedicated thread (PQcancel
+// blocks), the connection is drained to the end of the pipeline, and only then is it reused:
+// a cancel is never sent when nothing is in flight, and the next statement is never sent
+// before the cancel was delivered. A server that does not finish within `drain_grace`, and a
+// stop while the pipeline is still being written (its Sync not out, so nothing can commit),
+// get the connection closed instead. SQLSTATE 57014 is classified by what the client did, not
+// by the server's (localisable) message. A COMMIT is never cancelled: a stop while it is in
+// flight is recorded (see Transaction) and the answer awaited for `commit_grace`.
 //
 // Connecting never blocks the executor: a host name is resolved with Asio and passed to
 // libpq as `hostaddr`. URLs are libpq's (`postgresql://user:pass@host:port/db?param=value`)
@@ -46,9 +55,6 @@ struct PgOptions {
 
 boost::asio::awaitable<std::unique_ptr<Connection>> open_postgresql(const Context& ctx, PgOptions options);
 ConnectionFactory postgresql_factory(PgOptions options);
-
-// Cancel requests sent so far by this process (for tests and metrics).
-std::uint64_t postgresql_cancels_sent() noexcept;
 
 }  // namespace cutoff::sql
 

@@ -14,25 +14,26 @@
 
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/sql/database_error.hpp"
-#include "cutoff/testing/postgres.hpp"
-#include "cutoff/testing/run_sync.hpp"
-#include "cutoff/testing/sleep.hpp"
-#include "cutoff/testing/tcp_proxy.hpp"
-#include "cutoff/testing/time_scale.hpp"
+#include "cutoff/sql/pg/internal/pg_cancel.hpp"
+#include "tests/support/postgres.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/tcp_proxy.hpp"
+#include "tests/support/time_scale.hpp"
 
 namespace cutoff::sql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
-using cutoff::testing::Sleep;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Sleep;
 using Clock = std::chrono::steady_clock;
 
 class Pg : public ::testing::Test {
  protected:
   void SetUp() override {
-    opts_.url = cutoff::testing::TestPostgresUrl();
+    opts_.url = cutoff::test_support::TestPostgresUrl();
     ASSERT_FALSE(opts_.url.empty()) << "no test PostgreSQL: run through ctest (fixture `postgres`) "
                                        "or set CUTOFF_TEST_PG_URL";
     off_ = opts_;
@@ -269,7 +270,7 @@ TEST_F(Pg, CancelFromAnotherThreadStopsTheStatement) {
     auto observer = co_await open_postgresql(Context(), opts_);
     const std::string rid = UniqueId("cancel");
     auto [ctx, source] = Context().with_request_id(rid).with_cancel();
-    const std::uint64_t cancels_before = postgresql_cancels_sent();
+    const std::uint64_t cancels_before = internal::CancelRequestsSent();
     std::thread canceller([source = source] {
       std::this_thread::sleep_for(80ms);
       source.request_stop(StopReason::cancelled);
@@ -282,7 +283,7 @@ TEST_F(Pg, CancelFromAnotherThreadStopsTheStatement) {
     }
     canceller.join();
     EXPECT_EQ(code, ErrorCode::cancelled);
-    EXPECT_EQ(postgresql_cancels_sent(), cancels_before + 1);
+    EXPECT_EQ(internal::CancelRequestsSent(), cancels_before + 1);
     EXPECT_EQ(co_await ActiveFor(*observer, rid), 0);
     EXPECT_TRUE(conn->reusable());
   });
@@ -423,7 +424,7 @@ TEST_F(Pg, StopWhileSendingClosesTheConnectionAndWritesNothing) {
   const std::string host_port = opts_.url.substr(opts_.url.find('@') + 1);
   const auto colon = host_port.find(':');
   const auto port = static_cast<unsigned short>(std::stoi(host_port.substr(colon + 1)));
-  cutoff::testing::TcpProxy proxy(host_port.substr(0, colon), port);
+  cutoff::test_support::TcpProxy proxy(host_port.substr(0, colon), port);
   PgOptions via_proxy = opts_;
   via_proxy.url = "postgresql://postgres@127.0.0.1:" + std::to_string(proxy.port()) + "/postgres";
   RunSync([&]() -> asio::awaitable<void> {
@@ -444,7 +445,7 @@ TEST_F(Pg, StopWhileSendingClosesTheConnectionAndWritesNothing) {
     const auto took = Clock::now() - start;
     proxy.pause_upstream(false);
     EXPECT_EQ(code, ErrorCode::deadline_exceeded);
-    EXPECT_LT(took, 600ms * cutoff::testing::TimeScale());
+    EXPECT_LT(took, 600ms * cutoff::test_support::TimeScale());
     EXPECT_FALSE(conn->reusable());
     co_await Sleep(100ms);
     Result n = co_await setup->execute(Context(), "select count(*) from " + table, {});
@@ -571,7 +572,7 @@ TEST_F(Pg, MetricsCountStoppedStatementsAndOrphanedWork) {
   const std::string text = "\n" + registry.expose();
   EXPECT_EQ(Metric(text, R"(cutoff_stops_total{layer="sql",reason="deadline_exceeded"})"), 2) << text;
   EXPECT_EQ(Metric(text, R"(cutoff_overshoot_seconds_count{layer="sql"})"), 2) << text;
-  EXPECT_LT(Metric(text, R"(cutoff_overshoot_seconds_sum{layer="sql"})"), 0.5 * cutoff::testing::TimeScale());
+  EXPECT_LT(Metric(text, R"(cutoff_overshoot_seconds_sum{layer="sql"})"), 0.5 * cutoff::test_support::TimeScale());
   EXPECT_EQ(Metric(text, R"(cutoff_orphaned_work_seconds_count{backend="postgresql"})"), 1) << text;
   const double orphaned = Metric(text, R"(cutoff_orphaned_work_seconds_sum{backend="postgresql"})");
   EXPECT_GT(orphaned, 0.1);

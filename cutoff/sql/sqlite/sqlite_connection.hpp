@@ -12,9 +12,10 @@
 // - a busy handler waits for locks only while the context has time left and gives up at the
 //   deadline (a plain busy_timeout would ignore both).
 // An interrupted statement reports the context's reason; SQLite rolls an interrupted write
-// back (inside BEGIN, the whole transaction). File databases use WAL mode. Read-write
-// transactions begin IMMEDIATE (the write lock is taken, and waited for, up front); read-only
-// transactions and connections use `PRAGMA query_only`, which SQLite enforces.
+// back (inside BEGIN, the whole transaction). File databases opened read-write are switched
+// to WAL mode. Read-write transactions begin IMMEDIATE (the write lock is taken, and waited
+// for, up front); read-only transactions and connections use `PRAGMA query_only`, which SQLite
+// enforces.
 //
 // With `Propagation::off` none of that is installed: the call returns at the stop while the
 // statement runs on in the worker (zombie work, for comparisons), and the connection is broken.

@@ -14,14 +14,14 @@
 
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/sql/database_error.hpp"
-#include "cutoff/testing/run_sync.hpp"
+#include "tests/support/run_sync.hpp"
 
 namespace cutoff::sql {
 namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using cutoff::testing::RunSync;
+using cutoff::test_support::RunSync;
 
 // A statement that never ends by itself.
 constexpr const char* kEndless =

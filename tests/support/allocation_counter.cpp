@@ -1,4 +1,4 @@
-#include "cutoff/testing/allocation_counter.hpp"
+#include "tests/support/allocation_counter.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -16,10 +16,10 @@ void* CountedAlloc(std::size_t n) {
 }
 }  // namespace
 
-namespace cutoff::testing {
+namespace cutoff::test_support {
 long allocations_on_this_thread() noexcept { return t_allocations; }
 long allocations_total() noexcept { return g_allocations.load(std::memory_order_relaxed); }
-}  // namespace cutoff::testing
+}  // namespace cutoff::test_support
 
 // g++ cannot see that these replace the global operators and warns about malloc/free pairs.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"

@@ -3,8 +3,8 @@
 // A Backend opens a pool on a fresh database (a temporary SQLite file, or the throwaway
 // PostgreSQL server with tables under a unique prefix), knows a statement that runs until it
 // is stopped, and can make the next COMMIT of the effect table slow or hook into it.
-#ifndef CUTOFF_EFFECTS_EFFECTS_TEST_SUPPORT_HPP_
-#define CUTOFF_EFFECTS_EFFECTS_TEST_SUPPORT_HPP_
+#ifndef CUTOFF_TESTS_SUPPORT_EFFECTS_BACKEND_HPP_
+#define CUTOFF_TESTS_SUPPORT_EFFECTS_BACKEND_HPP_
 
 #include <boost/asio/awaitable.hpp>
 #include <filesystem>
@@ -19,9 +19,9 @@
 #include "cutoff/sql/pool.hpp"
 #include "cutoff/sql/sqlite/internal/fault_points.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
-#include "cutoff/testing/postgres.hpp"
+#include "tests/support/postgres.hpp"
 
-namespace cutoff::effects::testing {
+namespace cutoff::test_support {
 
 inline std::string UniqueName(const std::string& stem) {
   static std::mt19937_64 rng(std::random_device{}());
@@ -51,7 +51,7 @@ class Backend {
       pool_ = std::make_unique<sql::Pool>(sql::sqlite_factory(opts), Options());
     } else {
       sql::PgOptions opts;
-      opts.url = cutoff::testing::TestPostgresUrl();
+      opts.url = cutoff::test_support::TestPostgresUrl();
       pool_ = std::make_unique<sql::Pool>(sql::postgresql_factory(opts), Options());
     }
   }
@@ -63,7 +63,7 @@ class Backend {
     }
   }
 
-  bool available() const { return driver_ == "sqlite" || !cutoff::testing::TestPostgresUrl().empty(); }
+  bool available() const { return driver_ == "sqlite" || !cutoff::test_support::TestPostgresUrl().empty(); }
   bool postgres() const { return driver_ == "postgresql"; }
   sql::Pool& pool() { return *pool_; }
   const std::string& prefix() const { return prefix_; }  // for table names: unique per test
@@ -137,6 +137,6 @@ class Backend {
   std::unique_ptr<sql::Pool> pool_;
 };
 
-}  // namespace cutoff::effects::testing
+}  // namespace cutoff::test_support
 
-#endif  // CUTOFF_EFFECTS_EFFECTS_TEST_SUPPORT_HPP_
+#endif  // CUTOFF_TESTS_SUPPORT_EFFECTS_BACKEND_HPP_

@@ -1,11 +1,11 @@
 // Test support: a loopback TCP proxy that can stall the client-to-server direction, so a test
 // can hold a client in the middle of sending (its writes block once the socket buffers fill).
 //
-//   cutoff::testing::TcpProxy proxy("127.0.0.1", 5432);
+//   cutoff::test_support::TcpProxy proxy("127.0.0.1", 5432);
 //   proxy.pause_upstream(true);        // stop reading what clients send
 //   connect to 127.0.0.1:proxy.port() ...
-#ifndef CUTOFF_TESTING_TCP_PROXY_HPP_
-#define CUTOFF_TESTING_TCP_PROXY_HPP_
+#ifndef CUTOFF_TESTS_SUPPORT_TCP_PROXY_HPP_
+#define CUTOFF_TESTS_SUPPORT_TCP_PROXY_HPP_
 
 #include <array>
 #include <atomic>
@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-namespace cutoff::testing {
+namespace cutoff::test_support {
 
 class TcpProxy {
  public:
@@ -79,6 +79,6 @@ class TcpProxy {
   std::thread thread_;
 };
 
-}  // namespace cutoff::testing
+}  // namespace cutoff::test_support
 
-#endif  // CUTOFF_TESTING_TCP_PROXY_HPP_
+#endif  // CUTOFF_TESTS_SUPPORT_TCP_PROXY_HPP_

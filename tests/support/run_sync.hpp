@@ -1,9 +1,9 @@
 // Test support: run a coroutine to completion on a private io_context and return its result
 // (or rethrow its exception).
 //
-//   int n = cutoff::testing::RunSync([&]() -> boost::asio::awaitable<int> { co_return 42; });
-#ifndef CUTOFF_TESTING_RUN_SYNC_HPP_
-#define CUTOFF_TESTING_RUN_SYNC_HPP_
+//   int n = cutoff::test_support::RunSync([&]() -> boost::asio::awaitable<int> { co_return 42; });
+#ifndef CUTOFF_TESTS_SUPPORT_RUN_SYNC_HPP_
+#define CUTOFF_TESTS_SUPPORT_RUN_SYNC_HPP_
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -12,7 +12,7 @@
 #include <future>
 #include <utility>
 
-namespace cutoff::testing {
+namespace cutoff::test_support {
 
 template <typename F>
 auto RunSync(F&& make) {
@@ -22,6 +22,6 @@ auto RunSync(F&& make) {
   return future.get();
 }
 
-}  // namespace cutoff::testing
+}  // namespace cutoff::test_support
 
-#endif  // CUTOFF_TESTING_RUN_SYNC_HPP_
+#endif  // CUTOFF_TESTS_SUPPORT_RUN_SYNC_HPP_

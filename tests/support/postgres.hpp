@@ -1,14 +1,14 @@
 // Test support: the URL of the throwaway PostgreSQL server that CTest's `postgres` fixture
 // started (scripts/pg-test-server), from CUTOFF_TEST_PG_URL or the file named by
 // CUTOFF_TEST_PG_URL_FILE. Returns empty when neither is set.
-#ifndef CUTOFF_TESTING_POSTGRES_HPP_
-#define CUTOFF_TESTING_POSTGRES_HPP_
+#ifndef CUTOFF_TESTS_SUPPORT_POSTGRES_HPP_
+#define CUTOFF_TESTS_SUPPORT_POSTGRES_HPP_
 
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
-namespace cutoff::testing {
+namespace cutoff::test_support {
 
 inline std::string TestPostgresUrl() {
   if (const char* url = std::getenv("CUTOFF_TEST_PG_URL"); url && *url) return url;
@@ -21,6 +21,6 @@ inline std::string TestPostgresUrl() {
   return {};
 }
 
-}  // namespace cutoff::testing
+}  // namespace cutoff::test_support
 
-#endif  // CUTOFF_TESTING_POSTGRES_HPP_
+#endif  // CUTOFF_TESTS_SUPPORT_POSTGRES_HPP_
