@@ -1,8 +1,10 @@
 // graphql_bench: resolved fields per second on the warehouse operation (8,003 fields), with
 // synchronous resolvers, asynchronous ones, and synchronous ones under a live deadline. Each
-// iteration executes the operation and serializes the response to JSON text.
+// iteration executes the operation and serializes the response to JSON text. BM_Parse* measure
+// the parser alone: the warehouse operation, and a large document with every kind of token.
 //
 //   build/bin/graphql_bench --benchmark_min_time=2
+//   build/bin/graphql_bench --benchmark_filter=BM_Parse --benchmark_repetitions=5
 //   CUTOFF_BENCH_DEFAULT_MALLOC=1 build/bin/graphql_bench   # glibc's default trimming (see main)
 //   bench/graphql-compare   # side by side with graphql-js 16 on the same machine
 #include <benchmark/benchmark.h>
@@ -11,6 +13,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -59,6 +62,39 @@ void BM_WarehouseSyncDeadline(benchmark::State& state) { Run(state, false, true)
 BENCHMARK(BM_WarehouseSync)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarehouseAsync)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarehouseSyncDeadline)->Unit(benchmark::kMillisecond);
+
+// About 180 KB: operations with variables and directives, aliased fields with arguments of
+// every value kind (escaped and block strings among them), fragments, and comments.
+std::string LargeDocument() {
+  std::string doc = "# a large document\n";
+  for (int i = 0; i < 400; ++i) {
+    const std::string n = std::to_string(i);
+    doc += "query Q" + n + "($id: ID!, $first: Int = 10, $tags: [String!] = [\"a\", \"b\"]) @cached(ttl: 30) {\n";
+    doc += "  w" + n + ": warehouse(id: $id) {\n    id name\n";
+    doc += "    bins(first: $first, after: \"cursor-" + n + "\\u00e9\\n\", order: {by: QTY, desc: true}, " +
+           "ratio: -1.5e3, tags: $tags) @include(if: true) {\n";
+    doc += "      ...BinFields" + n + "\n";
+    doc += "      ... on Bin { note(text: \"\"\"\n        a block\n        string\n      \"\"\") }\n";
+    doc += "    }\n  }\n}\n";
+    doc += "fragment BinFields" + n + " on Bin { id sku qty location stock { onHand reserved valuation } }  # done\n";
+  }
+  return doc;
+}
+
+void ParseBench(benchmark::State& state, const std::string& document) {
+  for (auto _ : state) {
+    gql::ParseResult r = gql::parse(document);
+    if (!r.ok()) state.SkipWithError(r.error->message.c_str());
+    benchmark::DoNotOptimize(r.document.get());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(document.size()));
+}
+
+void BM_ParseWarehouse(benchmark::State& state) { ParseBench(state, kWarehouseQuery); }
+void BM_ParseLarge(benchmark::State& state) { ParseBench(state, LargeDocument()); }
+
+BENCHMARK(BM_ParseWarehouse)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ParseLarge)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -112,7 +112,7 @@ struct InputValue {
   std::string description;
   const Type* type = nullptr;
   std::optional<boost::json::value> default_value;  // the SDL literal as JSON (enums as strings)
-  std::string default_value_text;                   // the SDL literal as written (for introspection)
+  std::string default_value_text;                   // the SDL literal as introspection shows it
   bool deprecated = false;
   std::string deprecation_reason;
 };
@@ -224,6 +224,10 @@ struct ErrorMasking {
 };
 
 class Schema;
+namespace internal {
+class SchemaBuilder;
+}  // namespace internal
+
 struct SchemaResult {
   std::unique_ptr<Schema> schema;
   std::vector<GraphQLError> errors;
@@ -295,7 +299,7 @@ class Schema {
 
  private:
   Schema() = default;
-  friend class SchemaBuilder;
+  friend class internal::SchemaBuilder;
   Type& MutableField(std::string_view type, std::string_view field, Field** out);
   // The introspection types' list fields get @listSize from this schema's own sizes.
   void SizeIntrospectionLists();
@@ -320,7 +324,8 @@ void install_introspection(Schema& schema);
 
 // The SDL literal `v` as JSON: enums become strings, variables are not allowed (null).
 boost::json::value literal_to_json(const Value& v);
-// Prints a literal back as GraphQL ("\"x\"", "[1, 2]", "{a: FAST}").
+// Prints a literal back as GraphQL, as graphql-js's print() does ("\"x\"", "[1, 2]", "{a: FAST}"):
+// every error that shows a literal, in the schema, in validation or in execution, shows it so.
 std::string print_literal(const Value& v);
 
 }  // namespace cutoff::graphql
