@@ -20,6 +20,21 @@ GraphQLError unexpected_error(const ErrorSink& sink, std::string_view what, std:
   return GraphQLError::of(ErrorCode::internal, std::move(message), std::move(locations), std::move(path));
 }
 
+namespace {
+
+// A failure that is neither a stop nor ambiguous, as the client sees it: a public
+// cutoff::Error keeps its message and code; anything else is unexpected, and masked as the
+// schema says (a cutoff::Error of code internal keeps its code when unmasked).
+GraphQLError PlainFailure(const ErrorSink& sink, const std::exception_ptr& error, const Error& e,
+                          std::vector<Location> locations, std::vector<PathSegment> path) {
+  if (e.code() == ErrorCode::internal)
+    return unexpected_error(sink, e.message(), std::move(locations), std::move(path),
+                            find_error(error) ? e.info().graphql_code : std::string_view());
+  return GraphQLError::of(e.code(), e.message(), std::move(locations), std::move(path));
+}
+
+}  // namespace
+
 GraphQLError error_from(std::exception_ptr error, std::vector<Location> locations, std::vector<PathSegment> path,
                         const Context& ctx, const ErrorSink& sink) {
   if (const auto* field_error = find_exception<FieldError>(error))
@@ -27,10 +42,7 @@ GraphQLError error_from(std::exception_ptr error, std::vector<Location> location
   const Error e = to_error(error, ctx.stop_reason(), ctx.request_id());
   if (e.stop_reason() != StopReason::none)
     return GraphQLError::of(error_code_for(e.stop_reason()), {}, std::move(locations), std::move(path));
-  if (e.code() == ErrorCode::internal)  // a cutoff::Error of code internal keeps its code unmasked
-    return unexpected_error(sink, e.message(), std::move(locations), std::move(path),
-                            find_error(error) ? e.info().graphql_code : std::string_view());
-  return GraphQLError::of(e.code(), e.message(), std::move(locations), std::move(path));
+  return PlainFailure(sink, error, e, std::move(locations), std::move(path));
 }
 
 std::optional<GraphQLError> ExecutionErrors::stopped(const PathNode* path, const FieldGroup& g, StopReason reason,
@@ -76,10 +88,7 @@ std::optional<GraphQLError> ExecutionErrors::failed(const PathNode* path, const 
     if (field_ledger_) return AmbiguousError(path, g, e.message());
     return GraphQLError::of(e.code(), e.message(), g.locations(), path_of(path));
   }
-  if (e.code() == ErrorCode::internal)  // a cutoff::Error of code internal keeps its code unmasked
-    return unexpected_error(sink(), e.message(), g.locations(), path_of(path),
-                            find_error(error) ? e.info().graphql_code : std::string_view());
-  return GraphQLError::of(e.code(), e.message(), g.locations(), path_of(path));
+  return PlainFailure(sink(), error, e, g.locations(), path_of(path));
 }
 
 bool ExecutionErrors::finish(Response& response) {
