@@ -3,25 +3,26 @@
 namespace cutoff::resilience {
 
 ResilienceMetrics::ResilienceMetrics(observe::Registry& registry)
-    : retries(registry.counter("cutoff_resilience_retries_total", "Attempts after the first.", {"name"})),
-      retries_abandoned(registry.counter(
-          "cutoff_resilience_retries_abandoned_total",
-          "Retryable failures not retried: budget spent, deadline too close, or attempts used up.",
-          {"name", "reason"})),
+    : attempts(registry.counter("cutoff_resilience_attempts_total",
+                                "Attempts started by a pipeline: first attempts, retries and hedges.", {"name"})),
+      retries(registry.counter("cutoff_resilience_retries_total", "Attempts after the first.", {"name"})),
+      retries_abandoned(
+          registry.counter("cutoff_resilience_retries_abandoned_total",
+                           "Retryable failures not retried: budget spent, deadline too close, or attempts used up.",
+                           {"name", "reason"})),
       attempt_timeouts(registry.counter("cutoff_resilience_attempt_timeouts_total",
                                         "Attempts ended by their own timeout.", {"name"})),
       bulkhead_rejected(registry.counter("cutoff_resilience_bulkhead_rejected_total",
                                          "Callers turned away by a bulkhead: full queue or stopped while queued.",
                                          {"name", "reason"})),
-      bulkhead_in_use(registry.gauge("cutoff_resilience_bulkhead_in_use", "Calls running inside a bulkhead.",
-                                     {"name"})),
-      bulkhead_queued(registry.gauge("cutoff_resilience_bulkhead_queued", "Callers queued at a bulkhead.",
-                                     {"name"})),
+      bulkhead_in_use(
+          registry.gauge("cutoff_resilience_bulkhead_in_use", "Calls running inside a bulkhead.", {"name"})),
+      bulkhead_queued(registry.gauge("cutoff_resilience_bulkhead_queued", "Callers queued at a bulkhead.", {"name"})),
       breaker_state(registry.gauge("cutoff_resilience_breaker_state",
                                    "Circuit breaker state: 0 closed, 1 open, 2 half-open.", {"name"})),
       breaker_rejected(registry.counter("cutoff_resilience_breaker_rejected_total",
                                         "Calls refused by an open circuit breaker.", {"name"})),
-      hedges(registry.counter("cutoff_resilience_hedges_total", "Hedged attempts started after the first.",
-                              {"name"})) {}
+      hedges(registry.counter("cutoff_resilience_hedges_total", "Hedged attempts started after the first.", {"name"})) {
+}
 
 }  // namespace cutoff::resilience

@@ -20,6 +20,8 @@ struct ResilienceMetrics {
   // Registers the families, or finds them when another component already did.
   explicit ResilienceMetrics(observe::Registry& registry);
 
+  // {name}: attempts a pipeline started, the first, retries and hedges alike.
+  observe::Family<observe::Counter>& attempts;
   // {name}: attempts after the first.
   observe::Family<observe::Counter>& retries;
   // {name, reason}: retries not taken although the error was retryable. reason: budget (the

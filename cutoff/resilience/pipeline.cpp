@@ -15,7 +15,10 @@ Pipeline::Pipeline(PipelineOptions options) : options_(std::move(options)) {
     inherit(options_.hedge->name, options_.hedge->metrics);
     hedge_ = std::make_unique<Hedge>(*options_.hedge);
   }
-  if (options_.metrics) attempt_timeouts_ = &options_.metrics->attempt_timeouts.with({options_.name});
+  if (options_.metrics) {
+    attempt_timeouts_ = &options_.metrics->attempt_timeouts.with({options_.name});
+    attempts_ = &options_.metrics->attempts.with({options_.name});
+  }
 }
 
 Pipeline::~Pipeline() = default;

@@ -28,12 +28,16 @@
 // Every piece is optional; a Pipeline with nothing set is just the gate.
 //
 // The callable receives the attempt's context; use it (not the caller's) for the work.
+// A call may narrow what the shared pieces do for it (PipelineCall): which failures may be tried
+// again (a write without an idempotency key, once it has left), and whether it may be hedged
+// (only calls that are safe to run twice at once).
 // Thread-safe to share; the bulkhead and breaker are borrowed and must outlive the pipeline.
 #ifndef CUTOFF_RESILIENCE_PIPELINE_HPP_
 #define CUTOFF_RESILIENCE_PIPELINE_HPP_
 
 #include <boost/asio/awaitable.hpp>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,15 +57,23 @@
 namespace cutoff::resilience {
 
 struct PipelineOptions {
-  Bulkhead* bulkhead = nullptr;       // null: no concurrency limit
-  CircuitBreaker* breaker = nullptr;  // null: no breaker
-  std::optional<RetryOptions> retry;  // none: one attempt
-  std::optional<HedgeOptions> hedge;  // none: no hedging
+  Bulkhead* bulkhead = nullptr;                 // null: no concurrency limit
+  CircuitBreaker* breaker = nullptr;            // null: no breaker
+  std::optional<RetryOptions> retry;            // none: one attempt
+  std::optional<HedgeOptions> hedge;            // none: no hedging
   Duration attempt_timeout = Duration::zero();  // zero: attempts are bounded by the deadline only
   // Label for the pipeline's metrics; also given to its retry and hedge when theirs are left
   // at "default" with no metrics.
   std::string name = "default";
   ResilienceMetrics* metrics = nullptr;
+};
+
+// What one call sets for itself; the default is what the pipeline is configured to do.
+struct PipelineCall {
+  // Replaces the retry's `retryable` for this call (stops and commit_ambiguous are never retried).
+  std::function<bool(const Error&)> retryable;
+  // False: this call is never hedged, even when the pipeline hedges.
+  bool may_hedge = true;
 };
 
 class Pipeline {
@@ -73,9 +85,9 @@ class Pipeline {
 
   // `f(const Context& attempt)` returns boost::asio::awaitable<T>.
   template <typename F>
-  boost::asio::awaitable<internal::CallResult<F>> run(const Context& ctx, F f) {
+  boost::asio::awaitable<internal::CallResult<F>> run(const Context& ctx, F f, PipelineCall call = {}) {
     using T = internal::CallResult<F>;
-    return internal::Unvalued<T>(Run(this, ctx, internal::Valued(std::move(f))));
+    return internal::Unvalued<T>(Run(this, ctx, internal::Valued(std::move(f)), std::move(call)));
   }
 
   // The pieces the pipeline owns, for their statistics; null when not configured.
@@ -91,20 +103,21 @@ class Pipeline {
   };
 
   template <typename F>
-  static boost::asio::awaitable<internal::CallResult<F>> Run(Pipeline* self, Context ctx, F f) {
+  static boost::asio::awaitable<internal::CallResult<F>> Run(Pipeline* self, Context ctx, F f, PipelineCall call) {
     ctx.check();  // the gate: a stopped request takes no slot, probe or budget
-    co_return co_await with_context(ctx, Guarded(self, ctx, Ref<F>{&f}));
+    co_return co_await with_context(ctx, Guarded(self, ctx, Ref<F>{&f}, &call));
   }
 
   template <typename F>
-  static boost::asio::awaitable<internal::CallResult<F>> Guarded(Pipeline* self, Context ctx, Ref<F> f) {
+  static boost::asio::awaitable<internal::CallResult<F>> Guarded(Pipeline* self, Context ctx, Ref<F> f,
+                                                                 const PipelineCall* call) {
     Bulkhead::Permit slot;
     if (self->options_.bulkhead) slot = co_await self->options_.bulkhead->acquire(ctx);
     std::optional<CircuitBreaker::Ticket> ticket;
     if (self->options_.breaker) ticket.emplace(self->options_.breaker->admit(ctx));
     std::exception_ptr error;
     try {
-      auto value = co_await Retried(self, ctx, f);
+      auto value = co_await Retried(self, ctx, f, call);
       if (ticket) ticket->success();
       co_return std::move(value);
     } catch (...) {
@@ -115,18 +128,21 @@ class Pipeline {
   }
 
   template <typename F>
-  static boost::asio::awaitable<internal::CallResult<F>> Retried(Pipeline* self, const Context& ctx, Ref<F> f) {
-    auto attempt = [self, f](const Context& c) { return Attempt(self, c, f); };
-    if (self->retry_) return self->retry_->run(ctx, attempt);
+  static boost::asio::awaitable<internal::CallResult<F>> Retried(Pipeline* self, const Context& ctx, Ref<F> f,
+                                                                 const PipelineCall* call) {
+    auto attempt = [self, f, call](const Context& c) { return Attempt(self, c, f, call); };
+    if (self->retry_) return self->retry_->run(ctx, attempt, RetryCall{call->retryable});
     return attempt(ctx);
   }
 
   template <typename F>
-  static boost::asio::awaitable<internal::CallResult<F>> Attempt(Pipeline* self, const Context& ctx, Ref<F> f) {
+  static boost::asio::awaitable<internal::CallResult<F>> Attempt(Pipeline* self, const Context& ctx, Ref<F> f,
+                                                                 const PipelineCall* call) {
     auto timed = [self, f](const Context& c) {
+      if (self->attempts_) self->attempts_->inc();
       return with_attempt_timeout(c, self->options_.attempt_timeout, f, self->attempt_timeouts_);
     };
-    if (self->hedge_) return self->hedge_->run(ctx, timed);
+    if (self->hedge_ && call->may_hedge) return self->hedge_->run(ctx, timed);
     return timed(ctx);
   }
 
@@ -134,6 +150,7 @@ class Pipeline {
   std::unique_ptr<Retry> retry_;
   std::unique_ptr<Hedge> hedge_;
   observe::Counter* attempt_timeouts_ = nullptr;
+  observe::Counter* attempts_ = nullptr;
 };
 
 }  // namespace cutoff::resilience

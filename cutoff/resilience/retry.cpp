@@ -14,7 +14,8 @@ namespace asio = boost::asio;
 Retry::Retry(RetryOptions options) : options_(std::move(options)) {
   if (options_.max_attempts < 1) options_.max_attempts = 1;
   if (options_.min_attempt_time < Duration::zero()) options_.min_attempt_time = Duration::zero();
-  seeds_.seed(options_.seed != 0 ? options_.seed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
+  seeds_.seed(options_.seed != 0 ? options_.seed
+                                 : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
   if (auto* m = options_.metrics) {
     retries_metric_ = &m->retries.with({options_.name});
     budget_metric_ = &m->retries_abandoned.with({options_.name, "budget"});
@@ -50,10 +51,12 @@ void Retry::Abandon(std::atomic<std::uint64_t>& count, observe::Counter* metric,
   std::rethrow_exception(error);
 }
 
-Duration Retry::AfterFailure(const Context& ctx, const std::exception_ptr& error, int attempt, Backoff& backoff) {
+Duration Retry::AfterFailure(const Context& ctx, const std::exception_ptr& error, int attempt, Backoff& backoff,
+                             const RetryCall& call) {
   const Error* e = find_error(error);
   if (!e || never_retried(e->code())) std::rethrow_exception(error);
-  if (!(options_.retryable ? options_.retryable(*e) : retry_may_help(e->code()))) std::rethrow_exception(error);
+  const auto& retryable = call.retryable ? call.retryable : options_.retryable;
+  if (!(retryable ? retryable(*e) : retry_may_help(e->code()))) std::rethrow_exception(error);
 
   if (ctx.stop_requested()) Stopped(ctx, error);
   if (attempt >= options_.max_attempts) Abandon(abandoned_attempts_, attempts_metric_, error);

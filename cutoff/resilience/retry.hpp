@@ -61,12 +61,21 @@ struct RetryOptions {
   ResilienceMetrics* metrics = nullptr;
 };
 
+// What one call may set for itself. The pieces of a Retry (budget, backoff, metrics) are shared
+// by every call; whether a failure may be tried again can depend on the call: a request that may
+// write and carries no idempotency key is safe to repeat only if none of it left the client.
+struct RetryCall {
+  // Replaces RetryOptions::retryable for this call. Stops and commit_ambiguous are still never
+  // retried, whatever it says.
+  std::function<bool(const Error&)> retryable;
+};
+
 struct RetryStats {
   std::uint64_t calls = 0;
-  std::uint64_t retries = 0;              // attempts after the first
-  std::uint64_t abandoned_budget = 0;     // retryable, but the budget was spent
-  std::uint64_t abandoned_deadline = 0;   // retryable, but the backoff or the attempt would not fit
-  std::uint64_t abandoned_attempts = 0;   // retryable, but max_attempts was reached
+  std::uint64_t retries = 0;             // attempts after the first
+  std::uint64_t abandoned_budget = 0;    // retryable, but the budget was spent
+  std::uint64_t abandoned_deadline = 0;  // retryable, but the backoff or the attempt would not fit
+  std::uint64_t abandoned_attempts = 0;  // retryable, but max_attempts was reached
 };
 
 class Retry {
@@ -79,8 +88,8 @@ class Retry {
   // end it. Every attempt gets `ctx` itself: wrap `f` in with_attempt_timeout() for a
   // per-attempt bound.
   template <typename F>
-  boost::asio::awaitable<internal::CallResult<F>> run(const Context& ctx, F f) {
-    return Run(this, ctx, std::move(f));
+  boost::asio::awaitable<internal::CallResult<F>> run(const Context& ctx, F f, RetryCall call = {}) {
+    return Run(this, ctx, std::move(f), std::move(call));
   }
 
   RetryStats stats() const noexcept;
@@ -88,7 +97,7 @@ class Retry {
 
  private:
   template <typename F>
-  static boost::asio::awaitable<internal::CallResult<F>> Run(Retry* self, Context ctx, F f) {
+  static boost::asio::awaitable<internal::CallResult<F>> Run(Retry* self, Context ctx, F f, RetryCall call) {
     ctx.check();
     Backoff backoff = self->Start();
     for (int attempt = 1;; ++attempt) {
@@ -104,7 +113,7 @@ class Retry {
         error = std::current_exception();
       }
       // Rethrows `error` (or throws a stop) when this was the last attempt.
-      const Duration delay = self->AfterFailure(ctx, error, attempt, backoff);
+      const Duration delay = self->AfterFailure(ctx, error, attempt, backoff, call);
       if (delay > Duration::zero()) {
         std::exception_ptr interrupted;
         try {
@@ -119,7 +128,8 @@ class Retry {
   }
 
   Backoff Start();
-  Duration AfterFailure(const Context& ctx, const std::exception_ptr& error, int attempt, Backoff& backoff);
+  Duration AfterFailure(const Context& ctx, const std::exception_ptr& error, int attempt, Backoff& backoff,
+                        const RetryCall& call);
   [[noreturn]] void Interrupted(const Context& ctx, const std::exception_ptr& interruption,
                                 const std::exception_ptr& error);
   [[noreturn]] void Stopped(const Context& ctx, const std::exception_ptr& error);
