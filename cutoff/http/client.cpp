@@ -1,5 +1,6 @@
 #include "cutoff/http/client.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,7 +12,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <map>
@@ -124,27 +124,95 @@ std::string Millis(Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
 
+// The error an answer stands for when it is a failure the policy should see: the breaker counts
+// it, the retry may try again. A 504 with Deadline-Expired (the caller's budget, spent) and
+// answers below 500 are outcomes, not failures of the upstream.
+std::optional<Error> FailedAnswer(const Response& r, const std::string& what, const std::string& request_id) {
+  if (r.status < 500 || deadline_expired(r)) return std::nullopt;
+  const auto doc = parse_error_document(r.body);
+  const std::optional<ErrorCode> named = doc ? doc->code : std::nullopt;
+  ErrorCode code = ErrorCode::internal;
+  if (named == ErrorCode::commit_ambiguous) code = ErrorCode::commit_ambiguous;
+  else if (r.status == 502) code = ErrorCode::unavailable;
+  else if (r.status == 503) code = named == ErrorCode::overloaded ? ErrorCode::overloaded : ErrorCode::unavailable;
+  else if (r.status == 504) code = ErrorCode::attempt_timeout;
+  return Error(code, what + " answered " + std::to_string(r.status), request_id);
+}
+
+// What one call, all its attempts together, has learnt so far. Touched on the caller's strand
+// only (hedged attempts run there too).
+struct CallState {
+  bool may_write = false;   // the request may take effect on the server
+  bool repeatable = false;  // repeating it cannot apply it twice (method, `idempotent`, a key)
+  bool keyed = false;       // it carries an Idempotency-Key
+  CommitLedger* ledger = nullptr;
+  // The latest attempt's.
+  bool retry_safe = false;         // another attempt after this one is safe
+  std::optional<Response> answer;  // its answer, when that was a failure (FailedAnswer)
+  // Every attempt's.
+  bool maybe_applied = false;  // some attempt may have taken effect
+  bool sent = false;           // some attempt left and got no answer
+
+  // The attempt got no answer; `began`: some of it left.
+  void NoAnswer(bool began) {
+    if (!began) {
+      retry_safe = true;  // nothing left the client
+      return;
+    }
+    sent = true;
+    retry_safe = repeatable;
+    if (may_write) NotePossibleEffect();
+  }
+  void Answered(const Response& r) {
+    retry_safe = repeatable;
+    if (may_write && !RulesOutEffect(r)) NotePossibleEffect();
+  }
+  // The ledger hears of each possible effect at once, so that a stop landing while we back
+  // off, or after we return, is reported honestly upstream.
+  void NotePossibleEffect() {
+    maybe_applied = true;
+    if (ledger) ledger->note_commit_point(keyed);
+  }
+};
+
 }  // namespace
 
 struct Client::Impl {
-  Impl(asio::any_io_executor ex, ClientOptions opts) : executor(std::move(ex)), options(std::move(opts)) {
+  Impl(asio::any_io_executor ex, ClientOptions opts)
+      : executor(std::move(ex)),
+        options(std::move(opts)),
+        resilience_metrics(options.metrics ? std::make_unique<resilience::ResilienceMetrics>(*options.metrics)
+                                           : nullptr),
+        policies(PolicySetOptions(options, resilience_metrics.get())) {
     if (options.metrics) stops.emplace(*options.metrics, "http_client");
+  }
+
+  static resilience::PolicySetOptions PolicySetOptions(const ClientOptions& o, resilience::ResilienceMetrics* m) {
+    resilience::PolicySetOptions p;
+    p.defaults = o.policy;
+    for (const Upstream& u : o.upstreams) p.named.push_back({u.authority, u.name, u.policy});
+    p.max_policies = o.max_upstreams;
+    p.metrics = m;
+    return p;
   }
 
   asio::any_io_executor executor;
   ClientOptions options;
+  std::unique_ptr<resilience::ResilienceMetrics> resilience_metrics;
+  resilience::PolicySet policies;
   mutable std::mutex mu;
   std::map<std::string, std::deque<std::unique_ptr<Pooled>>> idle;
   std::atomic<std::size_t> opened{0};
   std::optional<observe::LayerStops> stops;  // set with options.metrics
 
-  // An attempt stopped in flight: by the caller (its reason) or by its own timeout.
-  void RecordStop(const Context& ctx, const observe::StopStamp& stamp) const {
+  // An attempt stopped in flight: by the caller (its reason), by its own timeout, or by the
+  // hedge that no longer needs it (cancelled).
+  void RecordStop(const Context& ctx, const Context& attempt, const observe::StopStamp& stamp) const {
     if (!stops) return;
-    if (ctx.stop_requested())
-      stops->record(ctx.stop_reason(), stamp.since_stop());
-    else
+    if (ctx.stop_requested()) stops->record(ctx.stop_reason(), stamp.since_stop());
+    else if (attempt.stop_reason() == StopReason::deadline_exceeded)
       stops->record("attempt_timeout", stamp.since_stop());
+    else stops->record(attempt.stop_reason(), stamp.since_stop());
   }
 
   std::unique_ptr<Pooled> TakeIdle(const std::string& key) {
@@ -207,20 +275,21 @@ struct Client::Impl {
     co_return out;
   }
 
-  // One attempt under min(ctx, attempt_timeout). Throws cutoff::Error; `delivery` says how
-  // far the request got, whatever happened.
-  asio::awaitable<Response> Attempt(const Context& ctx, const ClientRequest& in, const Url& url,
-                                    bool& retry_safe, Delivery& delivery) {
-    retry_safe = false;
-    delivery = Delivery::not_sent;
-    const Context attempt = ctx.with_timeout(options.attempt_timeout);
+  // One attempt, under `attempt` (the caller's context bounded by the policy's attempt
+  // timeout; a hedge's sibling). Throws cutoff::Error for an attempt without an answer and for
+  // an answer that failed (a 5xx but for a spent budget's 504), which it keeps in `call`
+  // for the caller: the last real outcome is that answer, if no later attempt replaces it.
+  asio::awaitable<Response> Attempt(const Context& ctx, const Context& attempt, const ClientRequest& in, const Url& url,
+                                    CallState& call) {
+    call.retry_safe = false;
+    call.answer.reset();
     const auto budget = format_budget_ms(attempt.deadline(), attempt.clock());
-    if (!budget || ctx.stop_requested()) {
+    if (!budget || attempt.stop_requested()) {
       // Nothing is sent for a spent budget: the next service could only fail it.
-      if (ctx.stop_requested() && ctx.stop_reason() != StopReason::deadline_exceeded)
-        throw Error::stopped(ctx.stop_reason(), ctx.request_id());
-      throw Error(ErrorCode::deadline_exceeded, "not sent: the budget was spent before the call",
-                  ctx.request_id());
+      call.retry_safe = true;
+      if (attempt.stop_requested() && attempt.stop_reason() != StopReason::deadline_exceeded)
+        throw Error::stopped(attempt.stop_reason(), ctx.request_id());
+      throw Error(ErrorCode::deadline_exceeded, "not sent: the budget was spent before the call", ctx.request_id());
     }
 
     bhttp::request<bhttp::string_body> req;
@@ -229,7 +298,8 @@ struct Client::Impl {
     req.version(11);
     const bool default_port = url.port == 80;
     const bool ipv6 = url.host.find(':') != std::string::npos;
-    const std::string host = (ipv6 ? "[" + url.host + "]" : url.host) + (default_port ? "" : ":" + std::to_string(url.port));
+    const std::string host =
+        (ipv6 ? "[" + url.host + "]" : url.host) + (default_port ? "" : ":" + std::to_string(url.port));
     req.set(bhttp::field::host, host);
     std::string budget_value = *budget;
     if (options.reply_margin > Duration::zero()) {
@@ -267,13 +337,12 @@ struct Client::Impl {
     const std::string key = url.host + ":" + std::to_string(url.port);
     bool began = false;
     bool wrote = false;
-    bool reused = false;
     std::unique_ptr<Pooled> conn;
     observe::StopStamp stamp;  // the start of a stopped attempt's overshoot
     if (stops) stamp.arm(attempt.token());
+    Exchanged ex;
     try {
       conn = TakeIdle(key);
-      reused = static_cast<bool>(conn);
       if (!conn) {
         const Context connecting = attempt.with_timeout(options.connect_timeout);
         try {
@@ -283,43 +352,35 @@ struct Client::Impl {
           conn = co_await std::move(connect);
         } catch (const Error& e) {
           if (e.stop_reason() == StopReason::none || attempt.stop_requested()) throw;
-          retry_safe = true;  // nothing was sent
           throw Error(ErrorCode::unavailable, key + ": no connection within " + Millis(options.connect_timeout),
                       ctx.request_id());
         }
       }
       auto exchanging = with_context(attempt, Exchange(*conn, req, began, wrote));
-      Exchanged ex;
-      try {
-        ex = co_await std::move(exchanging);
-      } catch (...) {
-        if (began) delivery = Delivery::sent;
-        throw;
-      }
-      delivery = Delivery::answered;
-      if (ex.keep_alive) GiveBack(key, std::move(conn));
-      co_return std::move(ex.response);
+      ex = co_await std::move(exchanging);
     } catch (const Error& e) {
+      call.NoAnswer(began);
       // Dropping `conn` closes it: the server sees the disconnect and stops our work.
       if (e.stop_reason() == StopReason::none) throw;
       conn.reset();
-      RecordStop(ctx, stamp);
-      if (ctx.stop_requested()) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
-      retry_safe = true;
-      throw Error(ErrorCode::attempt_timeout,
-                  "no answer from " + key + " within the attempt timeout of " + Millis(options.attempt_timeout),
-                  ctx.request_id());
+      RecordStop(ctx, attempt, stamp);
+      throw Error::stopped(ctx.stop_requested() ? ctx.stop_reason() : attempt.stop_reason(), ctx.request_id());
     } catch (const boost::system::system_error& e) {
-      if (ctx.stop_requested()) {
+      call.NoAnswer(began);
+      if (attempt.stop_requested()) {
         conn.reset();
-        RecordStop(ctx, stamp);
-        throw Error::stopped(ctx.stop_reason(), ctx.request_id());
+        RecordStop(ctx, attempt, stamp);
+        throw Error::stopped(ctx.stop_requested() ? ctx.stop_reason() : attempt.stop_reason(), ctx.request_id());
       }
-      // A reused connection the server closed under us: nothing was processed if nothing came
-      // back, so another attempt (on a fresh connection) is safe for idempotent requests.
-      retry_safe = !wrote || reused;
       throw Error(ErrorCode::unavailable, key + ": " + e.code().message(), ctx.request_id());
     }
+    if (ex.keep_alive) GiveBack(key, std::move(conn));
+    call.Answered(ex.response);
+    if (auto failed = FailedAnswer(ex.response, in.method + " " + in.url, ctx.request_id())) {
+      call.answer = std::move(ex.response);
+      throw std::move(*failed);
+    }
+    co_return std::move(ex.response);
   }
 };
 
@@ -335,81 +396,49 @@ asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req
     out.error.emplace(ErrorCode::invalid_argument, "not an http:// URL: " + req.url, ctx.request_id());
     co_return out;
   }
-  const bool may_retry = req.idempotent || IdempotentMethod(req.method);
-  const bool may_write = req.may_write.value_or(!safe_method(req.method));
-  const bool keyed = req.headers.contains("Idempotency-Key");
-  CommitLedger* ledger = ctx.commit_ledger();
-  // Whether any attempt may have taken effect; the ledger hears about each one at once, so a
-  // stop that lands while we back off, or after we return, is reported honestly upstream.
-  bool maybe_applied = false;
-  bool sent = false;  // some attempt left without an answer
-  auto note_possible_effect = [&] {
-    maybe_applied = true;
-    if (ledger) ledger->note_commit_point(keyed);
-  };
-  const auto& options = impl_->options;
-  Duration backoff = options.retry_backoff;
-  std::optional<Response> last_response;
-  std::optional<Error> last_error;
-  for (int attempt = 1;; ++attempt) {
-    bool retry_safe = false;
-    Delivery delivery = Delivery::not_sent;
-    try {
-      auto attempting = impl_->Attempt(ctx, req, *url, retry_safe, delivery);
-      Response r = co_await std::move(attempting);
-      if (may_write && !RulesOutEffect(r)) note_possible_effect();
-      const bool transient = r.status == 502 || r.status == 503 || (r.status == 504 && !deadline_expired(r));
-      last_error.reset();
-      last_response = std::move(r);
-      if (!transient || !may_retry || attempt >= options.max_attempts) break;
-    } catch (const Error& e) {
-      if (delivery == Delivery::sent) {
-        sent = true;
-        if (may_write) note_possible_effect();
-      }
-      last_response.reset();
-      last_error = e;
-      const bool retryable = e.code() == ErrorCode::unavailable || e.code() == ErrorCode::attempt_timeout;
-      if (!retryable || !retry_safe || !may_retry || attempt >= options.max_attempts) break;
-    }
-    // A backoff that would outlive the deadline is not waited: the last real outcome stands.
-    if (ctx.remaining() <= backoff) break;
-    asio::steady_timer pause(co_await asio::this_coro::executor, backoff);
-    std::exception_ptr interrupted;
-    try {
-      auto pausing = with_context(ctx, pause.async_wait(asio::use_awaitable));
-      co_await std::move(pausing);
-    } catch (...) {
-      interrupted = std::current_exception();
-    }
-    if (interrupted) {  // a stop while backing off is the outcome, not the answer before it
-      last_response.reset();
-      // An Asio abort here is our coroutine cancelled by its caller: a cancellation.
-      last_error = to_error(interrupted, ctx.stop_requested() ? ctx.stop_reason() : StopReason::cancelled,
-                            ctx.request_id());
-      break;
-    }
-    backoff *= 2;
-  }
-  if (last_response) {
+  CallState call;
+  call.may_write = req.may_write.value_or(!safe_method(req.method));
+  call.keyed = req.headers.contains("Idempotency-Key");
+  call.repeatable = req.idempotent || call.keyed || IdempotentMethod(req.method);
+  call.ledger = ctx.commit_ledger();
+  resilience::PipelineCall rules;
+  rules.retryable = [state = &call](const Error& e) { return state->retry_safe && retry_may_help(e.code()); };
+  // Two copies of a write in flight at once are not safe even with a key: the second would
+  // meet the first in the idempotency store as a conflict.
+  rules.may_hedge = !call.may_write;
+
+  Impl* impl = impl_.get();
+  resilience::Policy& policy = impl->policies.get(url->host + ":" + std::to_string(url->port));
+  std::exception_ptr failure;
+  try {
+    auto running = policy.run(
+        ctx, [&](const Context& attempt) { return impl->Attempt(ctx, attempt, req, *url, call); }, std::move(rules));
+    out.response = co_await std::move(running);
     out.delivery = Delivery::answered;
-    out.response = std::move(*last_response);
+    co_return out;
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // An Asio abort here is our coroutine cancelled by its caller: a cancellation.
+  Error last = to_error(failure, ctx.stop_requested() ? ctx.stop_reason() : StopReason::cancelled, ctx.request_id());
+  if (call.answer && last.stop_reason() == StopReason::none) {  // the last real outcome was an answer
+    out.delivery = Delivery::answered;
+    out.response = std::move(*call.answer);
     co_return out;
   }
-  if (!maybe_applied) {  // nothing left, or only requests that do not write: the error stands
-    out.delivery = sent ? Delivery::sent : Delivery::not_sent;
-    out.error = std::move(last_error);
+  if (!call.maybe_applied) {  // nothing left, or only requests that do not write: the error stands
+    out.delivery = call.sent ? Delivery::sent : Delivery::not_sent;
+    out.error = std::move(last);
     co_return out;
   }
   // Sent, no answer: the server may have acted on it. Reporting the stop or the timeout
   // would read as "did not happen" one hop up.
   out.delivery = Delivery::sent;
-  out.error.emplace(ErrorCode::commit_ambiguous,
-                    req.method + " " + req.url + " was sent but not answered (" + last_error->what() +
-                        "): it may have taken effect; " +
-                        (keyed ? "repeating it with the same Idempotency-Key is safe"
-                               : "reconcile before repeating it"),
-                    ctx.request_id());
+  out.error.emplace(
+      ErrorCode::commit_ambiguous,
+      req.method + " " + req.url + " was sent but not answered (" + last.what() + "): it may have taken effect; " +
+          (call.keyed ? "repeating it with the same Idempotency-Key is safe" : "reconcile before repeating it"),
+      ctx.request_id());
   co_return out;
 }
 
@@ -444,5 +473,7 @@ std::size_t Client::idle_connections() const {
 }
 
 std::size_t Client::connections_opened() const noexcept { return impl_->opened.load(); }
+
+resilience::Policy& Client::policy(std::string_view authority) { return impl_->policies.get(authority); }
 
 }  // namespace cutoff::http

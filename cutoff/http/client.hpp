@@ -1,11 +1,19 @@
-// An HTTP/1.1 client that carries the caller's deadline to the next service and stops the
-// remote work when the caller stops.
+// An HTTP/1.1 client that carries the caller's deadline to the next service, stops the remote
+// work when the caller stops, and runs every call through the resilience policy of the
+// upstream it goes to.
 //
-//   cutoff::http::Client client(executor, {.attempt_timeout = 2s});
+//   cutoff::http::Client client(executor, {.policy = {.attempt_timeout = 2s,
+//                                                     .retry = {.max_attempts = 3}}});
 //   Response r = co_await client.get(ctx, "http://127.0.0.1:8081/stock?sku=42");
 //   if (r.status == 504 && deadline_expired(r)) { /* the budget is spent: do not retry */ }
 //
 // Each call:
+// - goes through the policy of its upstream (its host:port; resilience/policy.hpp), in the
+//   fixed order: deadline gate → bulkhead → circuit breaker → retry (backoff and a retry
+//   budget shared by the upstream's calls) → [hedge] → attempt timeout → the request. Each
+//   upstream has its own bulkhead, breaker and retry budget; `upstreams` names and configures
+//   particular ones, `policy` is everybody else's. By default: one attempt of at most 10 s,
+//   nothing else;
 // - fails locally with `deadline_exceeded`, sending nothing, when the context's budget is
 //   already spent; otherwise sends `Deadline-Budget-Ms` with the milliseconds left (less
 //   `reply_margin`), rounded up (a live budget never reads as 0; a Deadline-Budget-Ms the
@@ -17,13 +25,19 @@
 //   server sees the disconnect and stops the handler working for us;
 // - forwards `X-Request-Id` and a child of the context's `traceparent`;
 // - reuses keep-alive connections per host (a pooled connection the server already closed is
-//   detected before reuse);
-// - retries (up to max_attempts, idempotent methods only) connection failures and 502/503
-//   and 504 answers, except a 504 with `Deadline-Expired: 1`: that budget is spent
-//   everywhere. A backoff that would outlive the deadline is not waited out; the last real
-//   error surfaces.
-// Connection failures are `unavailable`. Responses of any status are returned, not thrown.
-// With `metrics` set, each attempt stopped in flight counts in
+//   detected before reuse).
+// What is retried (when the policy allows more than one attempt and its retry budget has a
+// token): connection failures, attempt timeouts and 502/503/504 answers. Never a 504 with
+// `Deadline-Expired: 1` (that budget is spent everywhere), never a `commit_ambiguous`, never
+// a stop; and a request that may write (see `may_write`) without an `Idempotency-Key` (nor
+// `idempotent`) only while none of it has left the client: once sent, repeating it could apply
+// it twice. A backoff that would outlive the deadline is not waited out; the last real outcome
+// surfaces. Hedging, when the policy has it, applies only to requests that do not write.
+// Connection failures are `unavailable`, an open breaker too, a full bulkhead `overloaded`.
+// Responses of any status are returned, not thrown.
+// With `metrics` set, the policies count into the cutoff_resilience_* families (attempts,
+// retries, retries abandoned by reason, attempt timeouts, bulkhead and breaker state), labelled
+// with the upstream's name; each attempt stopped in flight counts in
 // cutoff_stops_total{layer="http_client", reason} (the caller's stop reason, or
 // `attempt_timeout`) and its overshoot (stop → the call returned, its connection closed) in
 // cutoff_overshoot_seconds{layer="http_client"}.
@@ -58,11 +72,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cutoff/core/clock.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/message.hpp"
+#include "cutoff/resilience/policy.hpp"
 
 namespace cutoff::observe {
 class Registry;
@@ -70,15 +86,27 @@ class Registry;
 
 namespace cutoff::http {
 
+// A named upstream with a policy of its own.
+struct Upstream {
+  std::string authority;  // "host:port" as in the URLs called (port included, 80 too)
+  std::string name;       // metric label; empty: the authority
+  resilience::PolicyOptions policy;
+};
+
+// The policy of an upstream nobody configured: one attempt of at most 10 s.
+inline resilience::PolicyOptions default_call_policy() {
+  return resilience::PolicyOptions{.attempt_timeout = std::chrono::seconds(10)};
+}
+
 struct ClientOptions {
-  Duration attempt_timeout = std::chrono::seconds(10);  // per attempt, tightened by the budget
-  Duration connect_timeout = std::chrono::seconds(3);   // also tightened by the attempt's
-  int max_attempts = 1;                                   // 1: no retries
-  Duration retry_backoff = std::chrono::milliseconds(25);  // doubled after each retry
+  resilience::PolicyOptions policy = default_call_policy();  // every upstream not in `upstreams`
+  std::vector<Upstream> upstreams;
+  std::size_t max_upstreams = 64;                      // policies kept; past it, new upstreams share one ("other")
+  Duration connect_timeout = std::chrono::seconds(3);  // also tightened by the attempt's
   std::size_t max_idle_per_host = 32;
   Duration max_idle_time = std::chrono::seconds(30);  // pooled connections older are closed
   std::size_t max_response_bytes = 16 * 1024 * 1024;
-  observe::Registry* metrics = nullptr;  // stops and overshoot (see above); null: none
+  observe::Registry* metrics = nullptr;  // policies, stops and overshoot (see above); null: none
   // Taken off the budget sent downstream (never more than half of what is left), so that the
   // server's deadline fires first and its answer still arrives within ours: a write it stopped
   // before its commit point then comes back as a definite `deadline_exceeded`, instead of a
@@ -91,7 +119,9 @@ struct ClientRequest {
   std::string url;  // http://host[:port]/path?query
   Headers headers;
   std::string body;
-  bool idempotent = false;  // allow retries for a non-idempotent method (e.g. a keyed POST)
+  // Repeating it is harmless although its method may write (a PUT-like POST): retried like a
+  // GET. An `Idempotency-Key` header has the same effect.
+  bool idempotent = false;
   // Whether the request may take effect on the server. nullopt: by its method (all but the
   // safe methods may). False for a POST that only reads, such as a GraphQL query: a stop
   // after it left is then reported as the stop, not as commit_ambiguous.
@@ -109,7 +139,7 @@ std::string_view to_string(Delivery d) noexcept;
 // The outcome of one request: the response when answered, otherwise the error.
 struct Exchange {
   Delivery delivery = Delivery::not_sent;
-  Response response;          // answered only
+  Response response;           // answered only
   std::optional<Error> error;  // set unless answered
 };
 
@@ -143,6 +173,9 @@ class Client {
   // Connections waiting in the pool, and connections opened so far (for tests and metrics).
   std::size_t idle_connections() const;
   std::size_t connections_opened() const noexcept;
+  // The policy calls to `authority` ("host:port") run through, built on first use; for its
+  // statistics (breaker state, retry budget).
+  resilience::Policy& policy(std::string_view authority);
 
  private:
   struct Impl;

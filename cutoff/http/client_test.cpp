@@ -28,6 +28,13 @@ using cutoff::test_support::Sleep;
 using cutoff::test_support::TimeScale;
 using SteadyClock = std::chrono::steady_clock;
 
+// Up to `attempts` attempts of at most 10 s, the backoff doubling from `backoff` without jitter.
+resilience::PolicyOptions Retrying(int attempts, Duration backoff) {
+  return {.attempt_timeout = 10s,
+          .retry = {.max_attempts = attempts,
+                    .backoff = {.initial = backoff, .max = 60s, .jitter = resilience::Jitter::none}}};
+}
+
 TEST(ParseUrl, AcceptsHttpUrlsOnly) {
   auto u = parse_url("http://127.0.0.1:8080/a/b?c=d#frag");
   ASSERT_TRUE(u);
@@ -81,15 +88,14 @@ class ClientTest : public ::testing::Test {
     // No answer until the client goes away: the server does not bind the budget it is sent,
     // so only the client's stop ends the exchange.
     for (const char* method : {"GET", "POST"}) {
-      server_->route(
-          method, "/hang",
-          [this](const Request&, const Context& ctx) -> asio::awaitable<Response> {
-            ++calls_;
-            auto sleeping = with_context(ctx, Sleep(1500ms));  // longer than any client here waits
-            co_await std::move(sleeping);
-            co_return Response::text(200, "done");
-          },
-          {.name = "hang", .bind_deadline = false});
+      server_->route(method, "/hang",
+                     [this](const Request&, const Context& ctx) -> asio::awaitable<Response> {
+                       ++calls_;
+                       auto sleeping = with_context(ctx, Sleep(1500ms));  // longer than any client here waits
+                       co_await std::move(sleeping);
+                       co_return Response::text(200, "done");
+                     },
+                     {.name = "hang", .bind_deadline = false});
     }
     server_->route("POST", "/answer", [this](const Request& req, const Context&) -> asio::awaitable<Response> {
       ++calls_;
@@ -180,7 +186,7 @@ TEST_F(ClientTest, SendsTheBudgetRoundedUpAndForwardsIdentity) {
 }
 
 TEST_F(ClientTest, UnboundCallsSendTheAttemptTimeout) {
-  std::string body = WithClient({.attempt_timeout = 3s}, [&](Client& c) -> asio::awaitable<std::string> {
+  std::string body = WithClient({.policy = {.attempt_timeout = 3s}}, [&](Client& c) -> asio::awaitable<std::string> {
     co_return (co_await c.get(Context::background(), base_ + "/headers")).body;
   });
   // The attempt's 3 s, less whatever passed before the header was written (rounded up).
@@ -209,7 +215,7 @@ TEST_F(ClientTest, ASpentBudgetIsNeverSent) {
 TEST_F(ClientTest, AttemptTimeoutClosesTheConnectionAndTheServerStops) {
   const auto t0 = SteadyClock::now();
   try {
-    WithClient({.attempt_timeout = 150ms}, [&](Client& c) -> asio::awaitable<int> {
+    WithClient({.policy = {.attempt_timeout = 150ms}}, [&](Client& c) -> asio::awaitable<int> {
       co_return (co_await c.get(Context::background().with_timeout(5s), base_ + "/slow")).status;
     });
     ADD_FAILURE() << "expected attempt_timeout";
@@ -254,16 +260,17 @@ double Metric(const std::string& text, const std::string& series) {
 
 TEST_F(ClientTest, StoppedAttemptsAreCountedForLayerHttpClient) {
   observe::Registry registry;
-  const ClientOptions short_attempts{.attempt_timeout = 100ms, .metrics = &registry};
-  const ClientOptions long_attempts{.attempt_timeout = 5s, .metrics = &registry};
+  const ClientOptions short_attempts{.policy = {.attempt_timeout = 100ms}, .metrics = &registry};
+  const ClientOptions long_attempts{.policy = {.attempt_timeout = 5s}, .metrics = &registry};
   auto fails = [&](const ClientOptions& options, Context ctx) {
     try {
-      WithClient(options, [&](Client& c) -> asio::awaitable<int> { co_return (co_await c.get(ctx, base_ + "/slow")).status; });
+      WithClient(options,
+                 [&](Client& c) -> asio::awaitable<int> { co_return (co_await c.get(ctx, base_ + "/slow")).status; });
       ADD_FAILURE() << "expected a stop";
     } catch (const Error&) {
     }
   };
-  fails(short_attempts, Context::background().with_timeout(5s));   // its own timeout
+  fails(short_attempts, Context::background().with_timeout(5s));    // its own timeout
   fails(long_attempts, Context::background().with_timeout(100ms));  // the caller's deadline
   fails(long_attempts, Context::background().with_timeout(0ms));    // never sent: not a stop in flight
   WithClient(long_attempts, [&](Client& c) -> asio::awaitable<int> {
@@ -286,21 +293,21 @@ TEST_F(ClientTest, KeepAliveConnectionsAreReused) {
 }
 
 TEST_F(ClientTest, RetriesTransientAnswersButNotASpentBudget) {
-  int status = WithClient({.max_attempts = 3, .retry_backoff = 5ms}, [&](Client& c) -> asio::awaitable<int> {
+  int status = WithClient({.policy = Retrying(3, 5ms)}, [&](Client& c) -> asio::awaitable<int> {
     co_return (co_await c.get(Context::background().with_timeout(5s), base_ + "/flaky")).status;
   });
   EXPECT_EQ(status, 200);
   EXPECT_EQ(calls_.load(), 3);
 
   calls_ = 0;
-  status = WithClient({.max_attempts = 3, .retry_backoff = 5ms}, [&](Client& c) -> asio::awaitable<int> {
+  status = WithClient({.policy = Retrying(3, 5ms)}, [&](Client& c) -> asio::awaitable<int> {
     co_return (co_await c.get(Context::background().with_timeout(5s), base_ + "/expired")).status;
   });
   EXPECT_EQ(status, 504);
   EXPECT_EQ(calls_.load(), 1);
 
   calls_ = 0;  // POST is not idempotent: no retry
-  status = WithClient({.max_attempts = 3, .retry_backoff = 5ms}, [&](Client& c) -> asio::awaitable<int> {
+  status = WithClient({.policy = Retrying(3, 5ms)}, [&](Client& c) -> asio::awaitable<int> {
     co_return (co_await c.post(Context::background(), base_ + "/flaky", "{}")).status;
   });
   EXPECT_EQ(status, 503);
@@ -309,7 +316,7 @@ TEST_F(ClientTest, RetriesTransientAnswersButNotASpentBudget) {
 
 TEST_F(ClientTest, ABackoffThatWouldOutliveTheDeadlineIsNotWaited) {
   const auto t0 = SteadyClock::now();
-  int status = WithClient({.max_attempts = 5, .retry_backoff = 2s}, [&](Client& c) -> asio::awaitable<int> {
+  int status = WithClient({.policy = Retrying(5, 2s)}, [&](Client& c) -> asio::awaitable<int> {
     co_return (co_await c.get(Context::background().with_timeout(500ms), base_ + "/flaky")).status;
   });
   EXPECT_EQ(status, 503);  // the last real answer
@@ -390,10 +397,14 @@ TEST_F(ClientTest, DeliveryTellsNotSentFromSentFromAnswered) {
       int status;
       bool may_have_written;
     };
-    const std::vector<Case> cases = {{"200", 200, true},           {"commit_ambiguous", 500, true},
-                                     {"internal", 500, true},      {"nonsense", 502, true},
-                                     {"overloaded", 503, false},   {"deadline_exceeded", 504, false},
-                                     {"invalid_argument", 400, false}, {"idempotency_conflict", 409, false}};
+    const std::vector<Case> cases = {{"200", 200, true},
+                                     {"commit_ambiguous", 500, true},
+                                     {"internal", 500, true},
+                                     {"nonsense", 502, true},
+                                     {"overloaded", 503, false},
+                                     {"deadline_exceeded", 504, false},
+                                     {"invalid_argument", 400, false},
+                                     {"idempotency_conflict", 409, false}};
     for (const Case& k : cases) {
       auto l = std::make_shared<CommitLedger>();
       const Context ctx = Context::background().with_commit_ledger(l).with_timeout(5s);
