@@ -9,10 +9,11 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
-#include "serve_loop.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "policy_flags.hpp"
+#include "serve_loop.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 
@@ -40,6 +41,8 @@ struct DemoServeOptions {
   std::size_t max_inventory_calls = wh::GatewayOptions().max_calls;
   std::size_t max_queued_inventory_calls = wh::GatewayOptions().max_queued_calls;
   std::size_t inventory_max_connections = http::ServerLimits().max_connections;
+  // How the gateway tries its calls to the inventory (retries, retry budget, breaker, hedging).
+  PolicyFlags inventory_policy = PolicyFlags::from(wh::default_inventory_policy());
 };
 
 // Says why on stderr; returns `code` (2: the options are wrong; 1: anything else).
@@ -55,7 +58,7 @@ int RunDemoServe(const DemoServeOptions& o) {
   // only report as a transport failure.
   if (o.max_inventory_calls >= o.inventory_max_connections)
     return Fail("--max-inventory-calls (" + std::to_string(o.max_inventory_calls) +
-                ") must be below --inventory-max-connections (" + std::to_string(o.inventory_max_connections) + ")",
+                    ") must be below --inventory-max-connections (" + std::to_string(o.inventory_max_connections) + ")",
                 2);
   std::string db = o.db;
   if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-warehouse-demo.db").string();
@@ -102,6 +105,7 @@ int RunDemoServe(const DemoServeOptions& o) {
   gw.max_queued_calls_per_operation = o.max_queued_calls_per_operation;
   gw.max_calls = o.max_inventory_calls;
   gw.max_queued_calls = o.max_queued_inventory_calls;
+  gw.inventory_policy = o.inventory_policy.policy(wh::default_inventory_policy());
   gw.metrics = &gateway_metrics;
   wh::Gateway gateway(io.get_executor(), gw);
   http::ServerOptions gateway_server_options = gateway.server_options(&gateway_metrics);
@@ -134,7 +138,8 @@ void AddDemoServeCommand(CLI::App& demo) {
       "Run the reference warehouse services in one process: the GraphQL gateway (/graphql, /graphiql)\n"
       "and the inventory service that owns the database. Stops cleanly on Ctrl-C.");
   static DemoServeOptions opts;
-  serve->add_option("--db", opts.db, "Database URL: sqlite:PATH or postgresql://... (default: a SQLite file in $TMPDIR)");
+  serve->add_option("--db", opts.db,
+                    "Database URL: sqlite:PATH or postgresql://... (default: a SQLite file in $TMPDIR)");
   serve->add_option("--address", opts.address, "Address to bind")->capture_default_str();
   serve->add_option("--port", opts.gateway_port, "Gateway port (0: any free port)")
       ->check(Number(0, 65535))
@@ -154,27 +159,36 @@ void AddDemoServeCommand(CLI::App& demo) {
   serve->add_option("--valuation-cap-ms", opts.valuation_cap_ms, "@budget on Warehouse.stockValuation")
       ->check(Number(std::int64_t{1}, std::int64_t{600'000}))
       ->capture_default_str();
-  serve->add_option("--pool-size", opts.pool_size, "Database connections")->check(Number(1, 256))->capture_default_str();
-  serve->add_option("--max-calls-per-operation", opts.max_calls_per_operation,
-                    "Calls to the inventory one GraphQL operation (or WebSocket connection) may have running")
+  serve->add_option("--pool-size", opts.pool_size, "Database connections")
+      ->check(Number(1, 256))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-calls-per-operation", opts.max_calls_per_operation,
+                   "Calls to the inventory one GraphQL operation (or WebSocket connection) may have running")
       ->check(Number(std::size_t{1}, std::size_t{100'000}))
       ->capture_default_str();
-  serve->add_option("--max-queued-calls-per-operation", opts.max_queued_calls_per_operation,
-                    "Calls of one operation waiting for those; more fail with OVERLOADED at their field")
+  serve
+      ->add_option("--max-queued-calls-per-operation", opts.max_queued_calls_per_operation,
+                   "Calls of one operation waiting for those; more fail with OVERLOADED at their field")
       ->check(Number(std::size_t{0}, std::size_t{1'000'000}))
       ->capture_default_str();
-  serve->add_option("--max-inventory-calls", opts.max_inventory_calls,
-                    "Calls to the inventory the whole gateway may have running (below --inventory-max-connections)")
+  serve
+      ->add_option("--max-inventory-calls", opts.max_inventory_calls,
+                   "Calls to the inventory the whole gateway may have running (below --inventory-max-connections)")
       ->check(Number(std::size_t{1}, std::size_t{100'000}))
       ->capture_default_str();
-  serve->add_option("--max-queued-inventory-calls", opts.max_queued_inventory_calls,
-                    "Calls waiting for those; more fail with OVERLOADED at their field")
+  serve
+      ->add_option("--max-queued-inventory-calls", opts.max_queued_inventory_calls,
+                   "Calls waiting for those; more fail with OVERLOADED at their field")
       ->check(Number(std::size_t{0}, std::size_t{1'000'000}))
       ->capture_default_str();
-  serve->add_option("--inventory-max-connections", opts.inventory_max_connections,
-                    "Connections the inventory accepts at once (more are answered 503 and closed)")
+  serve
+      ->add_option("--inventory-max-connections", opts.inventory_max_connections,
+                   "Connections the inventory accepts at once (more are answered 503 and closed)")
       ->check(Number(std::size_t{2}, std::size_t{1'000'000}))
       ->capture_default_str();
+  AddPolicyFlags(serve, "inventory-", "the gateway's calls to the inventory", opts.inventory_policy,
+                 /*bulkhead=*/false, /*attempt_timeout=*/true);
   serve->callback([] {
     const int code = RunDemoServe(opts);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -19,12 +19,13 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
-#include "serve_loop.hpp"
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "policy_flags.hpp"
+#include "serve_loop.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -38,8 +39,13 @@ struct RelayOptions {
   std::int64_t work_ms = 0;
   std::string next;
   std::int64_t max_budget_ms = 30'000;
-  std::int64_t attempt_timeout_ms = 30'000;
   std::int64_t grace_ms = 2'000;
+  // How the call to --next is tried: one attempt of at most 30 s unless told otherwise.
+  PolicyFlags policy = [] {
+    PolicyFlags f;
+    f.attempt_timeout_ms = 30'000;
+    return f;
+  }();
   bool quiet = false;
 };
 
@@ -73,8 +79,7 @@ int RunRelay(const RelayOptions& opts) {
     };
   }
   http::Server server(io.get_executor(), server_options);
-  const http::ClientOptions client_options{.attempt_timeout = std::chrono::milliseconds(opts.attempt_timeout_ms),
-                                           .metrics = &registry};
+  const http::ClientOptions client_options{.policy = opts.policy.policy(), .metrics = &registry};
   http::Client client(io.get_executor(), client_options);
 
   server.route(
@@ -133,9 +138,7 @@ void AddHttpCommand(CLI::App& app) {
   relay->add_option("--max-budget-ms", opts.max_budget_ms, "The most budget any request is granted")
       ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
-  relay->add_option("--attempt-timeout-ms", opts.attempt_timeout_ms, "Per-attempt timeout for the call to --next")
-      ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
-      ->capture_default_str();
+  AddPolicyFlags(relay, "", "calls to --next", opts.policy, /*bulkhead=*/true, /*attempt_timeout=*/true);
   relay->add_option("--grace-ms", opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
       ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();

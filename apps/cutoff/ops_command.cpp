@@ -36,10 +36,6 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
-#include "stderr_log.hpp"
-#include "example_operations.hpp"
-#include "serve_loop.hpp"
-#include "signal_stop.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/effects/effects.hpp"
@@ -52,6 +48,10 @@
 #include "cutoff/ops/invoker.hpp"
 #include "cutoff/sql/connect.hpp"
 #include "cutoff/sql/pool.hpp"
+#include "example_operations.hpp"
+#include "serve_loop.hpp"
+#include "signal_stop.hpp"
+#include "stderr_log.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -64,7 +64,7 @@ constexpr auto kAnswerGrace = std::chrono::milliseconds(1000);
 
 struct CallOptions {
   std::string name;
-  std::string args = "{}";       // inline, @FILE or -
+  std::string args = "{}";      // inline, @FILE or -
   std::int64_t budget_ms = -1;  // -1: none
   std::string url;
   std::string idempotency_key;  // empty: none
@@ -165,9 +165,10 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
   // A keyed call may be repeated safely: connection failures and 502/503/504 answers are
   // tried again (three attempts in all, within the budget).
   const bool keyed = !opts.idempotency_key.empty();
-  http::Client client(io.get_executor(), {.attempt_timeout = std::chrono::hours(24),
-                                          .max_attempts = keyed ? 3 : 1,
-                                          .retry_backoff = std::chrono::milliseconds(100)});
+  http::Client client(io.get_executor(), {.policy = {.attempt_timeout = std::chrono::hours(24),
+                                                     .retry = {.max_attempts = keyed ? 3 : 1,
+                                                               .backoff = {.initial = std::chrono::milliseconds(100),
+                                                                           .jitter = resilience::Jitter::none}}}});
   int exit_code = 0;
   auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
     try {

@@ -173,17 +173,29 @@ OutboundLimitOptions LimitOptions(const GatewayOptions& o, resilience::Resilienc
 
 }  // namespace
 
+resilience::PolicyOptions default_inventory_policy() {
+  return {.retry = {.max_attempts = 3,
+                    .backoff = {.initial = std::chrono::milliseconds(25), .max = std::chrono::milliseconds(250)},
+                    .budget_ratio = 0.1},
+          .breaker = resilience::BreakerOptions{.consecutive_failures = 5, .open_for = std::chrono::seconds(5)}};
+}
+
 Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : options_(std::move(options)) {
   limits_ = std::make_unique<OutboundLimits>(LimitOptions(options_, nullptr));
+  resilience::PolicyOptions policy = options_.inventory_policy;
   http::ClientOptions client;
-  switch (options_.mode) {
-    case Mode::cutoff:
-      client.attempt_timeout = options_.max_budget;  // the budget bounds it
-      client.reply_margin = options_.inventory_reply_margin;
-      break;
-    case Mode::timeouts: client.attempt_timeout = options_.operation_budget; break;
-    case Mode::none: client.attempt_timeout = std::chrono::hours(1); break;
+  if (policy.attempt_timeout == Duration::zero()) {
+    switch (options_.mode) {
+      case Mode::cutoff: policy.attempt_timeout = options_.max_budget; break;  // the budget bounds it
+      case Mode::timeouts: policy.attempt_timeout = options_.operation_budget; break;
+      case Mode::none: policy.attempt_timeout = std::chrono::hours(1); break;
+    }
   }
+  if (options_.mode == Mode::cutoff) client.reply_margin = options_.inventory_reply_margin;
+  if (const auto url = http::parse_url(options_.inventory_url))
+    client.upstreams.push_back(
+        {.authority = url->host + ":" + std::to_string(url->port), .name = "inventory", .policy = policy});
+  client.policy = policy;
   client.max_idle_per_host = 256;
   client.metrics = options_.metrics;
   client_ = std::make_unique<http::Client>(executor, client);
@@ -199,8 +211,7 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
   // `ctx` is the field's: its operation's limit applies. `call_id`, when set, is appended to the
   // request id of the call (after the slot is taken: a context with new values is no longer
   // recognised as the operation's).
-  auto fetch = [this, base](const Context& ctx, std::string path,
-                            std::string call_id) -> asio::awaitable<json::value> {
+  auto fetch = [this, base](const Context& ctx, std::string path, std::string call_id) -> asio::awaitable<json::value> {
     OutboundLimits::Permit slot = co_await CallSlot(ctx);
     const Context call = call_id.empty() ? ctx : ctx.with_request_id(ctx.request_id() + call_id);
     const std::string url = base + path;
@@ -215,7 +226,8 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
     const std::string id = ArgId(f, "id");
     json::value all = co_await fetch(f.ctx, "/warehouses", {});
     for (json::value& w : all.as_array())
-      if (std::to_string(w.as_object().at("id").to_number<std::int64_t>()) == id) co_return Data::json_value(std::move(w));
+      if (std::to_string(w.as_object().at("id").to_number<std::int64_t>()) == id)
+        co_return Data::json_value(std::move(w));
     co_return Data();
   });
   schema_->resolve_async("Query", "bin", [fetch](FieldContext& f) -> asio::awaitable<Data> {
@@ -226,7 +238,8 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
     const std::int64_t id = parent->as_object().at("id").to_number<std::int64_t>();
     const json::value* first = f.arg("first");
     const std::int64_t n = first && first->is_int64() ? first->as_int64() : 10;
-    co_return Data::json_value(co_await fetch(f.ctx, "/bins?warehouse=" + std::to_string(id) + "&first=" + std::to_string(n), {}));
+    co_return Data::json_value(
+        co_await fetch(f.ctx, "/bins?warehouse=" + std::to_string(id) + "&first=" + std::to_string(n), {}));
   });
   schema_->resolve_async("Warehouse", "stockValuation", [fetch](FieldContext& f) -> asio::awaitable<Data> {
     const std::int64_t id = f.parent.if_json()->as_object().at("id").to_number<std::int64_t>();
@@ -294,7 +307,7 @@ void Gateway::mount(http::Server& server, observe::Registry* metrics) {
   http::RouteOptions route;
   route.name = "graphql";
   if (options_.mode == Mode::cutoff) route.budget = options_.operation_budget;
-  route.stop_grace = std::chrono::milliseconds(250);  // the executor answers a stop itself
+  route.stop_grace = std::chrono::milliseconds(250);    // the executor answers a stop itself
   route.bind_deadline = options_.mode == Mode::cutoff;  // the other modes are the lab's baselines
   const http::Handler inner = gql::graphql_http_handler(*schema_, graphql);
   const http::Handler scoped = [this, inner](const http::Request& req,

@@ -21,6 +21,11 @@
 // `max_queued_calls` waiting. A call that finds its queue full fails at once with OVERLOADED at
 // its field's path; a queued call leaves its queue when its deadline passes (DEADLINE_EXCEEDED;
 // under `timeouts` the wait is bounded by `operation_budget`, under `none` by nothing).
+// Every call to the inventory runs through the client's policy for it (`inventory_policy`,
+// http/client.hpp, resilience/policy.hpp): by default up to 3 attempts under a retry budget of
+// 10% of calls, and a breaker that opens after 5 failures in a row for 5 s. Reads and keyed
+// reservations are retried; a spent budget, a stop or commit_ambiguous never are. Its metrics
+// are the cutoff_resilience_* families with name="inventory".
 // reserveStock refuses an invalid idempotency key (empty, over 255 bytes, control characters,
 // outer spaces: effects::check_idempotency_key) with BAD_USER_INPUT before calling anything.
 #ifndef CUTOFF_APPS_WAREHOUSE_GATEWAY_HPP_
@@ -45,6 +50,10 @@ class MetricsRecorder;
 
 namespace cutoff::warehouse {
 
+// Up to 3 attempts (backoff from 25 ms, full jitter) under a retry budget of 10% of calls, and
+// a breaker that opens for 5 s after 5 failures in a row.
+resilience::PolicyOptions default_inventory_policy();
+
 struct GatewayOptions {
   std::string inventory_url = "http://127.0.0.1:8081";
   Mode mode = Mode::cutoff;
@@ -65,8 +74,12 @@ struct GatewayOptions {
   std::size_t max_queued_calls_per_operation = 256;
   std::size_t max_calls = 256;
   std::size_t max_queued_calls = 1024;
-  // Where the client to the inventory records the calls it stopped (http::ClientOptions);
-  // null: nowhere. Must outlive the Gateway.
+  // How calls to the inventory are tried. Its attempt_timeout, when zero, comes from the mode:
+  // `max_budget` under cutoff (the budget bounds each attempt), `operation_budget` under
+  // timeouts, an hour under none.
+  resilience::PolicyOptions inventory_policy = default_inventory_policy();
+  // Where the client to the inventory records its policy's counts and the calls it stopped
+  // (http::ClientOptions); null: nowhere. Must outlive the Gateway.
   observe::Registry* metrics = nullptr;
 };
 

@@ -348,7 +348,7 @@ json::object ModeRun::Run() {
   asio::io_context users(1);
   http::ClientOptions co;
   // The user's patience bounds every wait; under cutoff the user also sends it as a budget.
-  co.attempt_timeout = mode_ == wh::Mode::cutoff ? Duration(std::chrono::hours(1)) : Duration(layers_.user);
+  co.policy.attempt_timeout = mode_ == wh::Mode::cutoff ? Duration(std::chrono::hours(1)) : Duration(layers_.user);
   co.max_idle_per_host = 1024;
   client_ = std::make_unique<http::Client>(users.get_executor(), co);
   if (watcher_) watcher_->reset_peak();
