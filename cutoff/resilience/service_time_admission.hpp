@@ -22,9 +22,9 @@
 // deadline.
 //
 // - No estimate, no refusal: a key refuses nothing until it holds `min_samples` recent samples.
-// - Unbound contexts (no deadline) are never refused and never lock anything; their runs are
-//   still timed (one clock read at each end), because their service time is as good a
-//   sample as any.
+// - Unbound contexts (no deadline) are never refused, and admitting them takes no lock; their
+//   runs are still timed (one clock read at each end) and recorded, because their service
+//   time is as good a sample as any.
 // - The quantile says how sure a refusal is: below the q-quantile, fewer than a share q of the
 //   recent runs would have fitted in the budget left. The default, p10, refuses only requests
 //   that nine in ten recent runs would have missed, so a route whose requests vary in cost
