@@ -215,6 +215,7 @@ void Server::route(std::string method, std::string path, Handler handler, RouteO
   internal::RouteEntry& r = impl_->routes.Add(std::move(method), std::move(path), std::move(options));
   r.handler = std::move(handler);
   r.series = impl_->metrics.SeriesFor(r.name);
+  if (r.options.admission && r.options.bind_deadline) r.admission_key = r.options.admission->key(r.name);
 }
 
 void Server::websocket(std::string path, WebSocketHandler handler, std::vector<std::string> subprotocols,

@@ -22,7 +22,8 @@
 // - The deadline is bound once: min(route budget, service maximum, every accepted inbound
 //   budget header) (see budget_headers.hpp). Rejected header values are counted and logged,
 //   never used. A budget that is already spent is answered 504 with `Deadline-Expired: 1`
-//   before any handler runs.
+//   before any handler runs; so is one below the route's recent service time, when the
+//   route has `RouteOptions::admission`.
 // - While the handler runs the server watches the socket: a client that disconnects stops the
 //   handler's context with `cancelled` within milliseconds. The handler coroutine is cancelled
 //   (Asio terminal) when its context stops, so everything it awaits is aborted.
@@ -61,6 +62,9 @@ class DeadlineTimerService;
 namespace observe {
 class Registry;
 }
+namespace resilience {
+class ServiceTimeAdmission;
+}
 }  // namespace cutoff
 
 namespace cutoff::http {
@@ -80,6 +84,12 @@ struct RouteOptions {
   // How long a handler that answers its own stops (a GraphQL executor returning a partial
   // result) may take after its context stops before the server cancels it. Zero: at once.
   Duration stop_grace = Duration::zero();
+  // Refuses a request whose budget is below the route's recent service time with 504
+  // deadline_exceeded before the handler runs, and times the handler's runs, keyed by the
+  // route's name (resilience/service_time_admission.hpp). Null (the default): off. Shared
+  // by any number of routes and servers; must outlive the server. Ignored when
+  // `bind_deadline` is false.
+  resilience::ServiceTimeAdmission* admission = nullptr;
 };
 
 // What one client can hold of the server (DESIGN.md point 10). docs/http.md lists what a

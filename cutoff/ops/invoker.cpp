@@ -3,6 +3,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/commit_ledger.hpp"
@@ -36,9 +37,12 @@ asio::awaitable<json::value> Call::invoke(std::string_view name, json::value a, 
   return invoker->invoke(ctx, name, std::move(a), options);
 }
 
-Invoker::Invoker(const Registry& registry) : registry_(&registry) {
+Invoker::Invoker(const Registry& registry, InvokerOptions options) : registry_(&registry), options_(options) {
   if (!registry.frozen())
     throw ConfigError(ConfigError::Kind::not_frozen, "freeze() the operation registry before invoking it");
+  if (options_.admission)
+    for (const ResolvedOperation* op : registry.operations())
+      admission_keys_.emplace(op, options_.admission->key(op->info.name));
 }
 
 asio::awaitable<json::value> Invoker::invoke(Context ctx, std::string_view name_view, json::value args,
@@ -66,6 +70,13 @@ asio::awaitable<json::value> Invoker::invoke(Context ctx, std::string_view name_
   if (!ctx.deadline().is_never() && ctx.remaining() <= Duration::zero())
     throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
 
+  // Doomed work is refused before it starts: the budget is below the recent service time.
+  resilience::ServiceTimeAdmission::Ticket timing;
+  if (options_.admission) {
+    const auto key = admission_keys_.find(op);
+    if (key != admission_keys_.end()) timing = options_.admission->admit(ctx, key->second);
+  }
+
   const CommitLedger& ledger = *ctx.commit_ledger();
   const Call call{.operation = op->info.name,
                   .ctx = ctx,
@@ -74,10 +85,14 @@ asio::awaitable<json::value> Invoker::invoke(Context ctx, std::string_view name_
                   .idempotency_key = std::move(options.idempotency_key)};
   std::exception_ptr failure;
   try {
-    co_return co_await with_context(ctx, RunPlan(*op, call));
+    json::value result = co_await with_context(ctx, RunPlan(*op, call));
+    timing.completed();
+    co_return std::move(result);
   } catch (...) {
     failure = std::current_exception();
   }
+  // A stopped run ran at least this long (a censored sample); a failure says nothing of the work.
+  if (ctx.stop_requested()) timing.stopped();
   // A cutoff error, or the caller's own coroutine cancelled because this context stopped (a
   // server that gave the handler no grace), is read against the ledger; anything else is not
   // ours to classify and passes through.

@@ -20,6 +20,10 @@
 //   names the reason. So does one that fails with attempt_timeout, unavailable or overloaded
 //   then (a later step was refused or timed out; the earlier commit may stand). See
 //   docs/operations.md.
+// - Doomed work is refused (with InvokerOptions::admission): an invocation whose budget is
+//   below the operation's recent service time fails with deadline_exceeded before any hook
+//   or handler runs, instead of taking a connection only to be cut at its deadline. Nested
+//   invocations are judged by their own operation's service time.
 // - Idempotency keys: InvokeOptions::idempotency_key reaches the handler as
 //   Call::idempotency_key when the operation declares takes_idempotency_key(); otherwise the
 //   invocation is refused with invalid_argument before anything runs. A commit_ambiguous
@@ -33,16 +37,26 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 #include <string_view>
+#include <unordered_map>
 
 #include "cutoff/core/context.hpp"
 #include "cutoff/ops/registry.hpp"
+#include "cutoff/resilience/service_time_admission.hpp"
 
 namespace cutoff::ops {
+
+struct InvokerOptions {
+  // Refuses an invocation whose budget (after every tightening) is below the operation's
+  // recent service time with deadline_exceeded, before any hook or handler runs, and times
+  // the invocations that run, keyed by operation name (resilience/service_time_admission.hpp).
+  // Null (the default): off. Must outlive the invoker.
+  resilience::ServiceTimeAdmission* admission = nullptr;
+};
 
 class Invoker {
  public:
   // ConfigError(not_frozen) when `registry` is not frozen. `registry` must outlive this.
-  explicit Invoker(const Registry& registry);
+  explicit Invoker(const Registry& registry, InvokerOptions options = {});
 
   boost::asio::awaitable<boost::json::value> invoke(Context ctx, std::string_view name, boost::json::value args,
                                                     InvokeOptions options = {}) const;
@@ -51,6 +65,9 @@ class Invoker {
 
  private:
   const Registry* registry_;
+  InvokerOptions options_;
+  // Each operation's key in options_.admission, looked up once.
+  std::unordered_map<const ResolvedOperation*, resilience::ServiceTimeAdmission::Key*> admission_keys_;
 };
 
 }  // namespace cutoff::ops

@@ -10,6 +10,7 @@
 
 #include "cutoff/core/deadline_timer_service.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/resilience/service_time_admission.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"
@@ -462,6 +463,62 @@ TEST(InvokerHooks, RunInOnionOrder) {
                                          "before own",  "handler",     "after own",   "after exact",
                                          "after glob",  "after ns-2",  "after ns-1"};
   EXPECT_EQ(order, want);
+}
+
+// With InvokerOptions::admission: an invocation whose budget is below the operation's recent
+// service time fails with deadline_exceeded at once, before any hook or handler runs.
+TEST(InvokerAdmission, RefusesDoomedWorkBeforeItsHooksAndHandler) {
+  const Duration work = Scaled(60ms);
+  std::atomic<int> before{0}, runs{0};
+  Registry r;
+  r.bind("t.work")
+      .before([&before](const Call&) -> asio::awaitable<void> {
+        ++before;
+        co_return;
+      })
+      .handler([&runs, work](const Call&) -> asio::awaitable<json::value> {
+        ++runs;
+        co_await test_support::Sleep(work);
+        co_return json::object();
+      });
+  r.bind("t.outer").handler([](const Call& call) -> asio::awaitable<json::value> {
+    co_return co_await call.invoke("t.work", json::object());
+  });
+  r.freeze();
+  resilience::ServiceTimeAdmission admission({.quantile = 0.5, .min_samples = 3, .probe_interval = Duration::zero()});
+  Invoker invoker(r, {.admission = &admission});
+
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Invoke(invoker, Context(), "t.work").result);
+  ASSERT_TRUE(admission.estimate("t.work"));
+  EXPECT_GE(*admission.estimate("t.work"), work);
+
+  Outcome refused =
+      Invoke(invoker, Context().with_request_id("r-1"), "t.work", json::object(), {.budget = Scaled(10ms)});
+  ASSERT_TRUE(refused.error);
+  EXPECT_EQ(refused.code(), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(refused.error->request_id(), "r-1");
+  EXPECT_EQ(refused.error->message().rfind("refused before starting: t.work needs ~", 0), 0u)
+      << refused.error->message();
+  EXPECT_EQ(before.load(), 3);
+  EXPECT_EQ(runs.load(), 3);
+  EXPECT_LT(refused.took, work / 2) << "at once, not at the deadline";
+
+  // A nested invocation is judged by its own operation's service time and budget.
+  Outcome nested = Invoke(invoker, Context(), "t.outer", json::object(), {.budget = Scaled(10ms)});
+  EXPECT_EQ(nested.code(), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(runs.load(), 3);
+
+  // Enough budget runs; so does an unbound call.
+  EXPECT_TRUE(Invoke(invoker, Context(), "t.work", json::object(), {.budget = 5s}).result);
+  EXPECT_TRUE(Invoke(invoker, Context(), "t.work").result);
+  EXPECT_EQ(runs.load(), 5);
+  EXPECT_EQ(admission.stats().refused, 2u);
+
+  // Off by default: the same call runs, and is cut at its deadline.
+  Invoker plain(r);
+  Outcome cut = Invoke(plain, Context(), "t.work", json::object(), {.budget = Scaled(10ms)});
+  EXPECT_EQ(cut.code(), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(runs.load(), 6);
 }
 
 }  // namespace

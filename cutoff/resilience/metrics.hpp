@@ -9,6 +9,10 @@
 //   cutoff::resilience::Bulkhead inventory({.max_concurrent = 8, .name = "inventory",
 //                                           .metrics = &metrics});
 //   // cutoff_resilience_bulkhead_rejected_total{name="inventory",reason="full"} ...
+//
+// Series are labelled with the piece's `name`, except ServiceTimeAdmission's, which are
+// labelled with the key (a route or operation name the service registered; at most
+// `max_keys` of them).
 #ifndef CUTOFF_RESILIENCE_METRICS_HPP_
 #define CUTOFF_RESILIENCE_METRICS_HPP_
 
@@ -42,6 +46,16 @@ struct ResilienceMetrics {
   observe::Family<observe::Counter>& breaker_rejected;
   // {name}: hedged attempts started after the first.
   observe::Family<observe::Counter>& hedges;
+  // ServiceTimeAdmission, labelled with the key (the route or operation name):
+  // {name}: requests refused with deadline_exceeded before starting, their remaining budget
+  // below the recent service time.
+  observe::Family<observe::Counter>& doomed_refused;
+  // {name, reason}: requests that looked doomed but ran. reason: probe (one per
+  // probe_interval, to keep the estimate fresh), dry_run (refusals are off).
+  observe::Family<observe::Counter>& doomed_admitted;
+  // {name}: the service time a remaining budget is compared with (the quantile, before the
+  // factor), as of the key's last use; 0 while it has too few recent samples to refuse.
+  observe::Family<observe::Gauge>& service_time_estimate;
 };
 
 }  // namespace cutoff::resilience

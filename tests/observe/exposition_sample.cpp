@@ -1,7 +1,8 @@
 // Prints a /metrics page with the families cutoff's modules register (observe::DeadlineMetrics
 // for every layer's deadline outcomes, stops and overshoot, orphaned backend work; the HTTP
-// server's request families; SQL pool callbacks; process metrics and cutoff_build_info), with a
-// few samples each, so that `promtool check metrics` can lint the exposition (CTest:
+// server's request families; SQL pool callbacks; the resilience pieces' families
+// (resilience::ResilienceMetrics); process metrics and cutoff_build_info), with a few samples
+// each, so that `promtool check metrics` can lint the exposition (CTest:
 // observe.promtool_accepts_exposition).
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/observe/process_metrics.hpp"
+#include "cutoff/resilience/metrics.hpp"
 
 int main() {
   using namespace std::chrono_literals;
@@ -46,6 +48,21 @@ int main() {
                    {"pool"}, {"main"}, [] { return 4.0; });
   r.counter_callback("cutoff_pool_rejected_total", "Checkouts refused because the wait queue was full (overloaded).",
                      {"pool"}, {"main"}, [] { return 2.0; });
+  cutoff::resilience::ResilienceMetrics res(r);
+  res.attempts.with({"inventory"}).inc(12);
+  res.retries.with({"inventory"}).inc(4);
+  res.retries_abandoned.with({"inventory", "budget"}).inc();
+  res.attempt_timeouts.with({"inventory"}).inc(2);
+  res.bulkhead_rejected.with({"inventory", "full"}).inc();
+  res.bulkhead_in_use.with({"inventory"}).set(3);
+  res.bulkhead_queued.with({"inventory"}).set(1);
+  res.breaker_state.with({"inventory"}).set(0);
+  res.breaker_rejected.with({"inventory"}).inc();
+  res.hedges.with({"inventory"}).inc();
+  res.doomed_refused.with({"GetStock"}).inc(7);
+  res.doomed_admitted.with({"GetStock", "probe"}).inc();
+  res.doomed_admitted.with({"GetStock", "dry_run"}).inc(0);
+  res.service_time_estimate.with({"GetStock"}).set(0.12);
   cutoff::observe::register_process_metrics(r);
   cutoff::observe::register_build_info(r);
   std::fputs(r.expose().c_str(), stdout);

@@ -17,6 +17,7 @@
 #include "cutoff/http/internal/server_metrics.hpp"
 #include "cutoff/http/message.hpp"
 #include "cutoff/http/server.hpp"
+#include "cutoff/resilience/service_time_admission.hpp"
 
 namespace cutoff::http::internal {
 
@@ -29,6 +30,8 @@ struct RouteEntry {
   std::vector<std::string> subprotocols;
   RouteOptions options;
   RouteSeries series;
+  // The route's key in options.admission; null without one (or when its keys are all taken).
+  resilience::ServiceTimeAdmission::Key* admission_key = nullptr;
 };
 
 struct RouteMatch {

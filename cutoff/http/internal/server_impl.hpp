@@ -93,6 +93,13 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   boost::asio::awaitable<std::optional<Response>> Dispatch(internal::Connection& c, internal::RouteEntry& route,
                                                            const Request& req,
                                                            std::chrono::steady_clock::time_point started);
+  // Asks the route's admission whether a request with `budget` can finish in the route's
+  // recent service time: true with `timing` set, or false with `result` holding the 504.
+  bool AdmitByServiceTime(const internal::RouteEntry& route, Duration budget, const std::string& request_id,
+                          resilience::ServiceTimeAdmission::Ticket& timing, internal::DispatchResult& result);
+  // Answers a request refused before its handler ran with `e` (deadline_exceeded: its budget
+  // was spent on arrival, or is below the route's recent service time).
+  void RefuseAtEntry(const internal::RouteEntry& route, const Error& e, internal::DispatchResult& result);
   // The request's budget: min(route budget, service maximum, every accepted inbound budget
   // header); rejected headers are counted and logged.
   Duration BindBudget(const internal::RouteEntry& route, const Request& req, const std::string& request_id);

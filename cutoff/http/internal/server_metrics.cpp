@@ -63,7 +63,7 @@ void ServerMetrics::BudgetHeaderRejected(std::string_view header, std::string_vi
   if (deadline_metrics_) deadline_metrics_->header_rejected.with({header, reason}).inc();
 }
 
-void ServerMetrics::SpentOnArrival(const std::string& route) {
+void ServerMetrics::RefusedAtEntry(const std::string& route) {
   if (!deadline_metrics_) return;
   deadline_metrics_->route_deadline_exceeded.with({route}).inc();
   deadline_metrics_->route_stopped.with({route, "deadline_exceeded"}).inc();

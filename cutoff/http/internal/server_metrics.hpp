@@ -65,8 +65,9 @@ class ServerMetrics {
   void BudgetReceived(Duration budget);
   // An inbound budget header that was ignored.
   void BudgetHeaderRejected(std::string_view header, std::string_view reason);
-  // A request whose budget was spent on arrival: no handler ran.
-  void SpentOnArrival(const std::string& route);
+  // A request answered deadline_exceeded before any handler ran: its budget was spent on
+  // arrival, or below the route's recent service time (RouteOptions::admission).
+  void RefusedAtEntry(const std::string& route);
   // A handler whose context stopped (`stop` not none); `overshoot` from the stop to its end.
   void HandlerStopped(const std::string& route, StopReason stop, Duration overshoot);
   // A request answered commit_ambiguous.

@@ -223,15 +223,18 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   const RequestValues& values = *c.values;
   internal::DispatchResult result;
   if (route.options.bind_deadline) result.budget = BindBudget(route, req, values.request_id);
+  resilience::ServiceTimeAdmission::Ticket timing;  // the handler's service time, with admission
   if (!result.budget) {
     const Context ctx = Background().with_values(std::shared_ptr<const RequestValues>(c.values));
     result.response = co_await RunHandler(route, req, ctx, result.failed);
   } else if (*result.budget <= Duration::zero()) {
     // Entry fail-fast: the caller's budget is already spent; no handler runs.
-    metrics.SpentOnArrival(route.name);
-    result.failed = ErrorCode::deadline_exceeded;
-    result.response = internal::ErrorResponse(ErrorCode::deadline_exceeded,
-                                              "the request's budget was already spent on arrival", values.request_id);
+    RefuseAtEntry(
+        route,
+        Error(ErrorCode::deadline_exceeded, "the request's budget was already spent on arrival", values.request_id),
+        result);
+  } else if (route.admission_key && !AdmitByServiceTime(route, *result.budget, values.request_id, timing, result)) {
+    // Refused before starting: the budget is below the route's recent service time.
   } else {
     const Context base = Background().with_values(std::shared_ptr<const RequestValues>(c.values));
     auto [ctx, source] = base.with_cancel(Deadline::after(*result.budget, base.clock()));
@@ -250,6 +253,9 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
       EndHandlerPhase(c);
       co_await asio::this_coro::reset_cancellation_state();
       result.stop = ctx.stop_reason();
+      // A stopped run ran at least this long (censored); a failure says nothing of the work.
+      if (result.stop != StopReason::none) timing.stopped();
+      else if (!result.failed && handled.status < 400) timing.completed();
       // A client that went away gets nothing; otherwise the handler's answer (for a stopped
       // handler, RunHandler already turned the stop into the taxonomy's response).
       if (result.stop != StopReason::cancelled) result.response = std::move(handled);
@@ -262,6 +268,24 @@ asio::awaitable<std::optional<Response>> Server::Impl::Dispatch(Connection& c, R
   if (result.response) result.response->headers.set("X-Request-Id", values.request_id);
   if (log.enabled()) LogRequest(values, result, started, trace_id);
   co_return std::move(result.response);
+}
+
+bool Server::Impl::AdmitByServiceTime(const RouteEntry& route, Duration budget, const std::string& request_id,
+                                      resilience::ServiceTimeAdmission::Ticket& timing,
+                                      internal::DispatchResult& result) {
+  try {
+    timing = route.options.admission->admit(budget, route.admission_key, request_id);
+    return true;
+  } catch (const Error& e) {
+    RefuseAtEntry(route, e, result);
+    return false;
+  }
+}
+
+void Server::Impl::RefuseAtEntry(const RouteEntry& route, const Error& e, internal::DispatchResult& result) {
+  metrics.RefusedAtEntry(route.name);
+  result.failed = e.code();
+  result.response = internal::ErrorResponse(e.code(), e.message(), e.request_id());
 }
 
 Duration Server::Impl::BindBudget(const RouteEntry& route, const Request& req, const std::string& request_id) {

@@ -27,7 +27,8 @@ bool JsonContentType(const http::Request& req) {
 }  // namespace
 
 void mount_operations(http::Server& server, const Registry& registry, MountOptions options) {
-  auto invoker = std::make_shared<const Invoker>(registry);  // checks the registry is frozen
+  // Checks the registry is frozen.
+  auto invoker = std::make_shared<const Invoker>(registry, InvokerOptions{.admission = options.admission});
   for (const ResolvedOperation* op : registry.operations()) {
     const std::string name = op->info.name;
     http::RouteOptions route{.name = name, .budget = op->info.deadline, .stop_grace = options.stop_grace};

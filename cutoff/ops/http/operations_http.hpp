@@ -39,6 +39,10 @@ struct MountOptions {
   // How long an invocation may take to report its own stop (deadline_exceeded or
   // commit_ambiguous) before the server cancels it.
   Duration stop_grace = std::chrono::milliseconds(250);
+  // Refuses an invocation whose budget is below the operation's recent service time with 504
+  // deadline_exceeded before it runs (InvokerOptions::admission). Null (the default): off.
+  // Set it here rather than on the routes: the invoker judges after every tightening.
+  resilience::ServiceTimeAdmission* admission = nullptr;
 };
 
 // Registers the routes on `server` (before it listens). `registry` must be frozen

@@ -7,10 +7,12 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/client.hpp"
+#include "cutoff/resilience/service_time_admission.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"
@@ -274,6 +276,42 @@ TEST(OperationsHttpMount, RequiresAFrozenRegistry) {
   http::Server server(io.get_executor());
   Registry r;
   EXPECT_THROW(mount_operations(server, r), ConfigError);
+}
+
+// MountOptions::admission reaches the invoker: a request whose budget is below the operation's
+// recent service time is answered 504 deadline_exceeded before the operation runs.
+TEST(OperationsHttpAdmission, ADoomedRequestIs504BeforeTheOperationRuns) {
+  std::atomic<int> runs{0};
+  Registry registry;
+  registry.bind("h.work").handler([&runs](const Call&) -> asio::awaitable<json::value> {
+    ++runs;
+    co_await test_support::Sleep(Scaled(100ms));
+    co_return json::object();
+  });
+  registry.freeze();
+  resilience::ServiceTimeAdmission admission({.quantile = 0.5, .min_samples = 2, .probe_interval = Duration::zero()});
+  asio::io_context io;
+  http::Server server(io.get_executor());
+  mount_operations(server, registry, {.admission = &admission});
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.listen("127.0.0.1", 0)) + "/ops/h.work";
+  std::thread thread([&io] { io.run(); });
+  auto post = [&](std::optional<int> budget_ms) {
+    http::ClientRequest req{.method = "POST", .url = url, .body = "{}"};
+    if (budget_ms) req.headers.set("Deadline-Budget-Ms", std::to_string(*budget_ms));
+    return test_support::RunSync([&]() -> asio::awaitable<http::Response> {
+      http::Client client(co_await asio::this_coro::executor, {.attempt_timeout = 60s});
+      co_return co_await client.request(Context::background(), req);
+    });
+  };
+  EXPECT_EQ(post(std::nullopt).status, 200);
+  EXPECT_EQ(post(std::nullopt).status, 200);
+  const http::Response refused = post(10);
+  EXPECT_EQ(refused.status, 504);
+  EXPECT_EQ(refused.headers.get("Deadline-Expired"), "1");
+  EXPECT_NE(refused.body.find("refused before starting: h.work needs ~"), std::string::npos) << refused.body;
+  EXPECT_EQ(runs.load(), 2);
+  server.shutdown(100ms);
+  thread.join();
 }
 
 }  // namespace
