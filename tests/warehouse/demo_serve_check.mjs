@@ -33,8 +33,12 @@ if (!values.cutoff) {
 const scale = Math.max(1, Number(process.env.CUTOFF_TEST_TIME_SCALE) || 1);
 const ms = (n) => String(Math.round(n * scale));
 const dir = mkdtempSync(join(tmpdir(), 'cutoff-demo-serve-'));
+// A connection for each of the query's 16 calls (8 valuations, 8 bins): with fewer, which
+// small valuation waits behind which big one depends on the order the calls reach the pool,
+// and on a busy machine a small one could wait past its cap.
 const svc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-  '--inventory-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500)],
+  '--inventory-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500),
+  '--pool-size', '16'],
 { timeoutMs: 180_000 });
 const inventory = /inventory (http:\/\/[^/ ]+)/.exec(svc.stdout())[1];
 
