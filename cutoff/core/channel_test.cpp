@@ -173,7 +173,7 @@ TEST(Channel, AWaitingSenderLeavesAtItsDeadline) {
   });
   EXPECT_EQ(late.error, ErrorCode::deadline_exceeded);
   EXPECT_GE(late.ended, deadline);
-  EXPECT_LT(late.ended - deadline, 40ms * s);
+  EXPECT_LT(late.ended - deadline, 150ms * s);  // generous: a loaded 2-core machine
   EXPECT_EQ(ch.waiting_senders(), 0u);
   EXPECT_EQ(ch.try_receive(), 1);
   EXPECT_EQ(ch.try_receive(), std::nullopt) << "the stopped sender's value was not delivered";

@@ -120,7 +120,7 @@ TEST(Event, AWaiterLeavesAtItsDeadline) {
   });
   EXPECT_EQ(late.error, ErrorCode::deadline_exceeded);
   EXPECT_GE(late.ended, deadline);
-  EXPECT_LT(late.ended - deadline, 40ms * s);
+  EXPECT_LT(late.ended - deadline, 150ms * s);  // generous: a loaded 2-core machine
   EXPECT_EQ(event.waiting(), 0u);
 }
 

@@ -69,7 +69,7 @@ TEST(Latch, AWaiterLeavesAtItsDeadline) {
     }
   });
   EXPECT_EQ(error, ErrorCode::deadline_exceeded);
-  EXPECT_LT(SteadyClock::now() - ctx.deadline().time_point(), 40ms * s);
+  EXPECT_LT(SteadyClock::now() - ctx.deadline().time_point(), 150ms * s);  // generous: a loaded machine
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ TEST(Mutex, AWaiterLeavesAtItsDeadline) {
     Mutex::Guard holder = mu.try_lock();
     asio::co_spawn(ex, LockAndHold(mu, late_ctx, late, 1ms), asio::detached);
     asio::co_spawn(ex, LockAndHold(mu, Context(), next, 1ms), asio::detached);
-    co_await Sleep(100ms * s);
+    co_await Sleep(250ms * s);
     EXPECT_TRUE(late.done) << "left at its deadline, not when the lock came free";
     EXPECT_EQ(mu.waiting(), 1u);
     holder.unlock();
@@ -153,7 +153,7 @@ TEST(Mutex, AWaiterLeavesAtItsDeadline) {
   EXPECT_EQ(late.error, ErrorCode::deadline_exceeded);
   EXPECT_FALSE(late.locked);
   EXPECT_GE(late.ended, deadline);
-  EXPECT_LT(late.ended - deadline, 40ms * s);
+  EXPECT_LT(late.ended - deadline, 150ms * s);  // generous: a loaded 2-core machine
   EXPECT_TRUE(next.locked);
   EXPECT_FALSE(mu.locked());
 }

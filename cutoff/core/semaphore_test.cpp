@@ -204,7 +204,7 @@ TEST(Semaphore, AWaiterLeavesAtItsDeadline) {
   });
   EXPECT_EQ(late.error, ErrorCode::deadline_exceeded);
   EXPECT_GE(late.ended, deadline);
-  EXPECT_LT(late.ended - deadline, 40ms * s);
+  EXPECT_LT(late.ended - deadline, 150ms * s);  // generous: a loaded 2-core machine
   EXPECT_EQ(sem.waiting(), 0u);
   EXPECT_EQ(sem.available(), 0u);
   EXPECT_FALSE(sem.try_acquire());
