@@ -19,7 +19,7 @@ std::size_t Semaphore::waiting() const {
   return waiters_.size();
 }
 
-void Semaphore::release(std::size_t n) noexcept {
+void Semaphore::ReleaseSlow(std::size_t n) noexcept {
   if (n == 0) return;
   const std::uint64_t added = static_cast<std::uint64_t>(n) * kOne;
   std::uint64_t s = state_.load(std::memory_order_relaxed);

@@ -94,7 +94,13 @@ class Semaphore : private internal::WaitOwner {
   // it when it goes; call it directly for detached permits, or to use the semaphore as a
   // count of available items (release() when one is produced, acquire() and detach() to
   // consume one).
-  void release(std::size_t n = 1) noexcept;
+  void release(std::size_t n = 1) noexcept {
+    std::uint64_t s = state_.load(std::memory_order_relaxed);
+    if ((s & kWaiters) == 0 && state_.compare_exchange_weak(s, s + static_cast<std::uint64_t>(n) * kOne,
+                                                            std::memory_order_release, std::memory_order_relaxed))
+      return;
+    ReleaseSlow(n);
+  }
 
   // Permits free now (0 while anyone waits).
   std::size_t available() const noexcept {
@@ -120,6 +126,8 @@ class Semaphore : private internal::WaitOwner {
     }
     return false;
   }
+  // Waiters queued, or the compare-and-swap above lost a race.
+  void ReleaseSlow(std::size_t n) noexcept;
   // The slow path: queues, and returns holding one permit.
   boost::asio::awaitable<void> WaitForPermit(const Context& ctx);
   void PassOn(internal::Waiter& w) noexcept override;
