@@ -100,13 +100,15 @@ class WaitOwner::Departure {
 
 namespace {
 
-// Forgets the frame's timer when the wait ends, however it ends.
+// Forgets the frame's timer (and its executor) when the wait ends, however it ends.
 struct TimerRegistration {
   std::mutex& mu;
   boost::asio::steady_timer*& timer;
+  boost::asio::any_io_executor& executor;
   ~TimerRegistration() {
     std::lock_guard lock(mu);
     timer = nullptr;
+    executor = {};
   }
 };
 
@@ -133,7 +135,7 @@ asio::awaitable<Waiter::State> WaitOwner::Await(std::shared_ptr<Waiter> w, const
       }
     }
     if (!woken) {
-      TimerRegistration registration{w->wake_mu_, w->timer_};
+      TimerRegistration registration{w->wake_mu_, w->timer_, w->executor_};
       co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     }
   }  // on_stop is gone: no stop callback touches `w` after this point
