@@ -1,69 +1,35 @@
 #include "cutoff/sql/pool.hpp"
 
 #include <algorithm>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <exception>
+#include <string>
 
-#include "cutoff/core/asio.hpp"
-#include "cutoff/core/internal/wake_signal.hpp"
+#include "cutoff/core/error.hpp"
 
 namespace cutoff::sql {
 
 namespace asio = boost::asio;
 
-// A caller queued for a connection, woken by a grant (from whichever thread released one).
-struct Pool::Waiter : cutoff::internal::WakeSignal {
-  std::unique_ptr<Connection> conn;  // a clean idle connection handed over
-  bool permit = false;               // or the right to open a new one
-  bool granted = false;              // guarded by Pool::mu_
-};
-
 Pool::Pool(ConnectionFactory factory, PoolOptions options)
-    : factory_(std::move(factory)), options_(options) {
+    : factory_(std::move(factory)),
+      options_(options),
+      slots_(std::max<std::size_t>(options.max_size, 1), options.max_waiters) {
   if (options_.max_size == 0) options_.max_size = 1;
 }
 
 Pool::~Pool() = default;
 
 PoolStats Pool::stats() const {
+  const std::size_t waiting = slots_.waiting();
   std::lock_guard lock(mu_);
   PoolStats s = stats_;
   s.idle = idle_.size();
-  s.waiting = waiters_.size();
+  s.waiting = waiting;
   return s;
-}
-
-void Pool::Wake(const std::shared_ptr<Waiter>& w) noexcept { w->Signal(); }
-
-std::shared_ptr<Pool::Waiter> Pool::HandOverLocked(std::unique_ptr<Connection>& conn) {
-  if (waiters_.empty()) return nullptr;
-  if (conn) {
-    auto w = std::move(waiters_.front());
-    waiters_.pop_front();
-    w->conn = std::move(conn);
-    w->granted = true;
-    ++stats_.in_use;
-    return w;
-  }
-  if (stats_.open >= options_.max_size) return nullptr;
-  auto w = std::move(waiters_.front());
-  waiters_.pop_front();
-  w->permit = true;
-  w->granted = true;
-  ++stats_.open;
-  ++stats_.in_use;
-  stats_.max_open_seen = std::max(stats_.max_open_seen, stats_.open);
-  return w;
 }
 
 void Pool::Release(std::unique_ptr<Connection> conn) noexcept {
   std::unique_ptr<Connection> doomed;
-  std::shared_ptr<Waiter> w;
   {
     std::lock_guard lock(mu_);
     --stats_.in_use;
@@ -72,77 +38,53 @@ void Pool::Release(std::unique_ptr<Connection> conn) noexcept {
       doomed = std::move(conn);
       --stats_.open;
       if (doomed) ++stats_.discarded;
-      w = HandOverLocked(conn);  // conn is null here: grants a slot
-    } else if (!waiters_.empty()) {
-      w = HandOverLocked(conn);
     } else {
       idle_.push_back({std::move(conn), std::chrono::steady_clock::now()});
     }
   }
   doomed.reset();  // closes outside the lock
-  if (w) Wake(w);
 }
 
 asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
   ctx.check();
+  Semaphore::Permit slot = slots_.try_acquire();
+  if (!slot) {
+    try {
+      slot = co_await slots_.acquire(ctx);
+    } catch (...) {
+      std::lock_guard lock(mu_);
+      const Error* e = find_error(std::current_exception());
+      if (e && e->code() == ErrorCode::overloaded) {
+        ++stats_.rejected;
+        throw Error(ErrorCode::overloaded,
+                    "connection pool exhausted: " + std::to_string(options_.max_size) + " in use and " +
+                        std::to_string(options_.max_waiters) + " callers already waiting",
+                    ctx.request_id());
+      }
+      ++stats_.stopped_waiting;  // its context stopped, or it was cancelled through Asio
+      throw;
+    }
+  }
+
+  // The slot is ours: an idle connection, or a new one (an idle one exists whenever all the
+  // connections the pool may have are open and not in use).
   for (;;) {
     std::unique_ptr<Connection> conn;
     std::chrono::steady_clock::time_point idle_since{};
-    bool open_new = false;
-    std::shared_ptr<Waiter> waiter;
     {
       std::lock_guard lock(mu_);
+      ++stats_.in_use;
       if (!idle_.empty()) {
         conn = std::move(idle_.back().conn);  // most recently used: warm, and lets others age out
         idle_since = idle_.back().since;
         idle_.pop_back();
-        ++stats_.in_use;
-      } else if (stats_.open < options_.max_size) {
+      } else {
         ++stats_.open;
-        ++stats_.in_use;
         stats_.max_open_seen = std::max(stats_.max_open_seen, stats_.open);
-        open_new = true;
-      } else if (waiters_.size() >= options_.max_waiters) {
-        ++stats_.rejected;
-        throw Error(ErrorCode::overloaded,
-                    "connection pool exhausted: " + std::to_string(options_.max_size) + " in use and " +
-                        std::to_string(waiters_.size()) + " callers already waiting",
-                    ctx.request_id());
-      } else {
-        waiter = std::make_shared<Waiter>();
-        waiters_.push_back(waiter);
       }
     }
 
-    if (waiter) {
-      if (ctx.bound()) {
-        using namespace asio::experimental::awaitable_operators;
-        co_await (waiter->Wait() || async_wait_stop(ctx, asio::as_tuple(asio::use_awaitable)));
-      } else {
-        co_await waiter->Wait();
-      }
-      bool granted;
-      {
-        std::lock_guard lock(mu_);
-        granted = waiter->granted;
-        if (granted) {
-          conn = std::move(waiter->conn);
-          open_new = waiter->permit;
-          // Handed over straight from its last user: it has not been idle, so no ping.
-          idle_since = std::chrono::steady_clock::now();
-        } else {
-          waiters_.erase(std::find(waiters_.begin(), waiters_.end(), waiter));
-          ++stats_.stopped_waiting;
-        }
-      }
-      if (!granted) throw Error::stopped(ctx.stop_reason(), ctx.request_id());
-      if (ctx.stop_requested()) {
-        Release(std::move(conn));  // a null conn gives the slot back
-        throw Error::stopped(ctx.stop_reason(), ctx.request_id());
-      }
-    }
-
-    if (open_new) {
+    if (!conn) {
       std::exception_ptr failure;
       try {
         conn = co_await factory_(ctx);
@@ -150,22 +92,26 @@ asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
         failure = std::current_exception();
       }
       if (failure) {
-        Release(nullptr);
+        Release(nullptr);  // and the slot goes back as `slot` unwinds
         std::rethrow_exception(failure);
       }
       {
         std::lock_guard lock(mu_);
         ++stats_.opened;
       }
-      co_return Lease(this, std::move(conn));
+      co_return Lease(this, std::move(slot), std::move(conn));
     }
 
-    Lease lease(this, std::move(conn));
-    if (std::chrono::steady_clock::now() - idle_since < options_.health_check_after &&
-        lease->reusable())
+    // Not pinged when idle for less than health_check_after: one handed on by its last user
+    // has hardly been idle at all.
+    Lease lease(this, std::move(slot), std::move(conn));
+    if (std::chrono::steady_clock::now() - idle_since < options_.health_check_after && lease->reusable())
       co_return lease;
     if (co_await lease->ping(ctx) && lease->reusable()) co_return lease;
-    // The lease closes the dead connection on the way out; try the next one.
+    // Dead: Release() closes it (unless it says it is still reusable); keep the slot and
+    // try the next one.
+    Release(std::move(lease.conn_));
+    slot = std::move(lease.slot_);
   }
 }
 

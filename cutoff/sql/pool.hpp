@@ -7,8 +7,10 @@
 //   }  // back to the pool (or closed, if it is not clean)
 //
 // - At most `max_size` connections exist at once, opened lazily.
-// - A caller that finds none free waits in FIFO order; when its context stops while it waits,
-//   it leaves the queue at once with deadline_exceeded / cancelled (no connection is taken).
+// - A caller that finds none free waits in FIFO order (a cutoff::Semaphore of `max_size`
+//   permits, semaphore.hpp); when its context stops while it waits, it leaves the queue at
+//   once with deadline_exceeded / cancelled (no connection is taken), and a connection handed
+//   to it in that instant goes to the next caller.
 // - When `max_waiters` callers already wait, the next fails fast with `overloaded`.
 // - A connection comes back only if it is clean (no transaction open, nothing in flight, not
 //   broken); otherwise it is closed and its slot reopened on demand. An idle connection older
@@ -20,24 +22,22 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "cutoff/core/context.hpp"
+#include "cutoff/core/semaphore.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/sql/connection.hpp"
 
 namespace cutoff::sql {
 
 // Opens one connection under the given context.
-using ConnectionFactory =
-    std::function<boost::asio::awaitable<std::unique_ptr<Connection>>(const Context&)>;
+using ConnectionFactory = std::function<boost::asio::awaitable<std::unique_ptr<Connection>>(const Context&)>;
 
 struct PoolOptions {
   std::size_t max_size = 4;
@@ -46,15 +46,15 @@ struct PoolOptions {
 };
 
 struct PoolStats {
-  std::size_t open = 0;     // connections that exist (idle + in use + being opened)
+  std::size_t open = 0;  // connections that exist (idle + in use + being opened)
   std::size_t idle = 0;
   std::size_t in_use = 0;
   std::size_t waiting = 0;
   std::size_t max_open_seen = 0;  // high-water mark of `open`
   std::uint64_t opened = 0;
-  std::uint64_t discarded = 0;       // closed because they came back unclean or failed a ping
-  std::uint64_t rejected = 0;        // overloaded: the wait queue was full
-  std::uint64_t stopped_waiting = 0; // left the queue because their context stopped
+  std::uint64_t discarded = 0;        // closed because they came back unclean or failed a ping
+  std::uint64_t rejected = 0;         // overloaded: the wait queue was full
+  std::uint64_t stopped_waiting = 0;  // left the queue because their context stopped
 };
 
 class Pool {
@@ -72,24 +72,23 @@ class Pool {
   const PoolOptions& options() const noexcept { return options_; }
 
  private:
-  struct Waiter;
   struct Idle {
     std::unique_ptr<Connection> conn;
     std::chrono::steady_clock::time_point since;
   };
 
+  // Takes back a connection that was in use (or, null, one that failed to open): idle when
+  // clean, closed otherwise. The caller's slot is given back separately, after this.
   void Release(std::unique_ptr<Connection> conn) noexcept;
-  // Called with mu_ held when `conn` comes back clean, or (`conn` null) a slot frees up: hands
-  // it to the first waiter, and returns that waiter to wake, if any.
-  std::shared_ptr<Waiter> HandOverLocked(std::unique_ptr<Connection>& conn);
-  void Wake(const std::shared_ptr<Waiter>& w) noexcept;
 
   ConnectionFactory factory_;
   PoolOptions options_;
+  // One permit per connection that may exist: its holder uses an idle connection or opens
+  // one. Callers wait for a permit here.
+  Semaphore slots_;
   mutable std::mutex mu_;
   std::vector<Idle> idle_;
-  std::deque<std::shared_ptr<Waiter>> waiters_;
-  PoolStats stats_;
+  PoolStats stats_;  // `waiting` comes from slots_
 };
 
 // A leased connection. Movable; returns the connection to the pool when destroyed.
@@ -101,6 +100,7 @@ class Pool::Lease {
     reset();
     pool_ = other.pool_;
     conn_ = std::move(other.conn_);
+    slot_ = std::move(other.slot_);
     return *this;
   }
   ~Lease() { reset(); }
@@ -114,14 +114,17 @@ class Pool::Lease {
   void reset() noexcept {
     if (!conn_) return;
     pool_->Release(std::move(conn_));
+    slot_.release();  // after the connection is idle, so the next caller finds it
   }
 
  private:
   friend class Pool;
-  Lease(Pool* pool, std::unique_ptr<Connection> conn) noexcept : pool_(pool), conn_(std::move(conn)) {}
+  Lease(Pool* pool, Semaphore::Permit slot, std::unique_ptr<Connection> conn) noexcept
+      : pool_(pool), conn_(std::move(conn)), slot_(std::move(slot)) {}
 
   Pool* pool_ = nullptr;
   std::unique_ptr<Connection> conn_;
+  Semaphore::Permit slot_;
 };
 
 }  // namespace cutoff::sql

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
 #include <atomic>
 #include <map>
 #include <random>
@@ -148,6 +151,67 @@ TEST(Pool, UncleanConnectionIsClosedNotReused) {
   EXPECT_EQ(pool.stats().discarded, 1u);
   EXPECT_EQ(pool.stats().opened, 2u);
   EXPECT_EQ(pool.stats().open, 1u);
+}
+
+// A queued caller cancelled through Asio (a parent's terminal cancellation) leaves the queue
+// and fails with operation_aborted, not with a stop it never had.
+TEST(Pool, AWaiterCancelledThroughAsioLeavesWithOperationAborted) {
+  Pool pool(sqlite_factory({}), {.max_size = 1});
+  const Context unbound;  // acquire() keeps a reference: it must outlive the coroutine
+  asio::io_context io;
+  asio::cancellation_signal cancel;
+  std::exception_ptr failure;
+  bool completed = false;
+  Pool::Lease holder;
+  asio::co_spawn(io, pool.acquire(unbound), [&](std::exception_ptr, Pool::Lease l) { holder = std::move(l); });
+  io.run();
+  io.restart();
+  ASSERT_TRUE(holder);
+  asio::co_spawn(io, pool.acquire(unbound),
+                 asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, Pool::Lease) {
+                   completed = true;
+                   failure = e;
+                 }));
+  io.run_for(10ms);
+  EXPECT_EQ(pool.stats().waiting, 1u);
+  cancel.emit(asio::cancellation_type::terminal);
+  io.restart();
+  io.run_for(100ms);
+  ASSERT_TRUE(completed);
+  try {
+    std::rethrow_exception(failure);
+  } catch (const boost::system::system_error& e) {
+    EXPECT_EQ(e.code(), asio::error::operation_aborted);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "reported " << e.what();
+  }
+  EXPECT_EQ(pool.stats().waiting, 0u);
+  holder.reset();
+  EXPECT_EQ(pool.stats().in_use, 0u);
+  EXPECT_EQ(pool.stats().idle, 1u);
+}
+
+// A queued caller whose coroutine frame is destroyed (its io_context goes away) leaves the
+// queue; the connection released next is not handed to it and lost.
+TEST(Pool, AWaiterWhoseFrameIsDestroyedLosesNoConnection) {
+  Pool pool(sqlite_factory({}), {.max_size = 1});
+  Pool::Lease holder;
+  RunSync([&]() -> asio::awaitable<void> { holder = co_await pool.acquire(Context()); });
+  {
+    asio::io_context doomed;
+    asio::co_spawn(
+        doomed, [&]() -> asio::awaitable<void> { auto conn = co_await pool.acquire(Context()); }, asio::detached);
+    doomed.run_for(10ms);
+    EXPECT_EQ(pool.stats().waiting, 1u);
+  }
+  EXPECT_EQ(pool.stats().waiting, 0u);
+  holder.reset();
+  EXPECT_EQ(pool.stats().in_use, 0u);
+  RunSync([&]() -> asio::awaitable<void> {
+    auto conn = co_await pool.acquire(Context().with_timeout(2s));  // the connection is there
+    EXPECT_TRUE(conn);
+  });
+  EXPECT_EQ(pool.stats().opened, 1u);
 }
 
 TEST(Pool, ManyCallersWithShortDeadlinesNeverLeakOrExceedTheLimit) {

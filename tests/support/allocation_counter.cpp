@@ -1,5 +1,7 @@
 #include "tests/support/allocation_counter.hpp"
 
+#include <malloc.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -7,6 +9,8 @@
 namespace {
 thread_local long t_allocations = 0;
 std::atomic<long> g_allocations{0};
+thread_local long t_aligned_allocations = 0;
+std::atomic<long> g_aligned_allocations{0};
 
 void* CountedAlloc(std::size_t n) {
   ++t_allocations;
@@ -19,6 +23,8 @@ void* CountedAlloc(std::size_t n) {
 namespace cutoff::test_support {
 long allocations_on_this_thread() noexcept { return t_allocations; }
 long allocations_total() noexcept { return g_allocations.load(std::memory_order_relaxed); }
+long aligned_allocations_on_this_thread() noexcept { return t_aligned_allocations; }
+long aligned_allocations_total() noexcept { return g_aligned_allocations.load(std::memory_order_relaxed); }
 }  // namespace cutoff::test_support
 
 // g++ cannot see that these replace the global operators and warns about malloc/free pairs.
@@ -29,3 +35,12 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+// The C library's aligned_alloc, counted. The executable's definition takes precedence over
+// libc's (and a sanitizer's); memalign, which it forwards to, is the same allocator underneath
+// and is intercepted by the sanitizers like aligned_alloc, so free() pairs with it.
+extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+  ++t_aligned_allocations;
+  g_aligned_allocations.fetch_add(1, std::memory_order_relaxed);
+  return memalign(alignment, size);
+}
