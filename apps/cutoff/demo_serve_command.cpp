@@ -43,6 +43,9 @@ struct DemoServeOptions {
   std::size_t inventory_max_connections = http::ServerLimits().max_connections;
   // How the gateway tries its calls to the inventory (retries, retry budget, breaker, hedging).
   PolicyFlags inventory_policy = PolicyFlags::from(wh::default_inventory_policy());
+  // The inventory's refusal of doomed requests (cutoff mode).
+  bool no_admission = false;
+  double admission_quantile = resilience::ServiceTimeAdmissionOptions().quantile;
 };
 
 // Says why on stderr; returns `code` (2: the options are wrong; 1: anything else).
@@ -71,6 +74,8 @@ int RunDemoServe(const DemoServeOptions& o) {
   inv.pool_size = static_cast<std::size_t>(o.pool_size);
   inv.valuation_time = std::chrono::milliseconds(o.valuation_ms);
   inv.metrics = &inventory_metrics;
+  if (o.no_admission) inv.admission.reset();
+  else inv.admission->quantile = o.admission_quantile;
   wh::Inventory inventory(inv);
   std::printf("preparing the warehouse database (%s)...\n", db.c_str());
   std::fflush(stdout);
@@ -186,6 +191,15 @@ void AddDemoServeCommand(CLI::App& demo) {
       ->add_option("--inventory-max-connections", opts.inventory_max_connections,
                    "Connections the inventory accepts at once (more are answered 503 and closed)")
       ->check(Number(std::size_t{2}, std::size_t{1'000'000}))
+      ->capture_default_str();
+  serve->add_flag("--no-admission", opts.no_admission,
+                  "Under --mode cutoff, let the inventory start requests whose budget is below the recent service "
+                  "time of their route (by default they are refused at once with 504 deadline_exceeded)");
+  serve
+      ->add_option("--admission-quantile", opts.admission_quantile,
+                   "The inventory refuses a request whose budget is below this quantile of its route's recent "
+                   "service times")
+      ->check(Number(0.0, 1.0))
       ->capture_default_str();
   AddPolicyFlags(serve, "inventory-", "the gateway's calls to the inventory", opts.inventory_policy,
                  /*bulkhead=*/false, /*attempt_timeout=*/true);

@@ -99,14 +99,12 @@ InventoryStats Inventory::stats() const noexcept {
 asio::awaitable<Response> Inventory::Serve(const Context& request, const Work& work) {
   const InFlight counted(*this);
   switch (options_.mode) {
-    case Mode::cutoff:
-      co_return co_await work(request);
+    case Mode::cutoff: co_return co_await work(request);
     case Mode::none: {
       const Context ctx = base_.with_values(request.values());
       co_return co_await work(ctx);
     }
-    case Mode::timeouts:
-      break;
+    case Mode::timeouts: break;
   }
   // The work runs detached, under no deadline; the caller waits for it at most
   // the service's own timeout. Both run on this request's executor (its
@@ -155,6 +153,14 @@ asio::awaitable<sql::Pool::Lease> Inventory::Acquire(const Context& ctx) {
 // a temporary in a co_await expression twice (a lambda with a string inside crashed it).
 void Inventory::mount(http::Server& server, observe::Registry* metrics) {
   if (metrics) sql::register_pool_metrics(*metrics, *pool_, "inventory");
+  if (options_.mode == Mode::cutoff && options_.admission && !admission_) {
+    resilience::ServiceTimeAdmissionOptions a = *options_.admission;
+    if (metrics && !a.metrics) {
+      admission_metrics_ = std::make_unique<resilience::ResilienceMetrics>(*metrics);
+      a.metrics = admission_metrics_.get();
+    }
+    admission_ = std::make_unique<resilience::ServiceTimeAdmission>(a);
+  }
   // The service's declared budget, bound only under `cutoff`: the other modes are the
   // baselines the lab compares against, servers that never stop their handlers.
   auto route = [this](const char* name) {
@@ -162,6 +168,7 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
     o.name = name;
     o.budget = options_.own_timeout;
     o.bind_deadline = options_.mode == Mode::cutoff;
+    o.admission = admission_.get();
     return o;
   };
 
@@ -221,8 +228,8 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
           throw Error(ErrorCode::invalid_argument, "POST /reservations needs an Idempotency-Key header",
                       rctx.request_id());
         if (keys.size() > 1)
-          throw Error(ErrorCode::invalid_argument, "send one Idempotency-Key header, not " + std::to_string(keys.size()),
-                      rctx.request_id());
+          throw Error(ErrorCode::invalid_argument,
+                      "send one Idempotency-Key header, not " + std::to_string(keys.size()), rctx.request_id());
         effects::check_idempotency_key(keys.front(), rctx.request_id());
         json::error_code ec;
         json::value body = json::parse(req.body, ec);

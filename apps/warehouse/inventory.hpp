@@ -28,6 +28,9 @@
 //             keeps its pooled connection until the statement ends; checking a connection out
 //             of the pool has the same timeout;
 //   none      nothing is bounded: every request runs to the end, however long it waits.
+// Under cutoff a request whose budget is below its route's recent service time is refused
+// with 504 deadline_exceeded before it takes a connection (`admission`, on by default;
+// resilience/service_time_admission.hpp), so doomed work never holds the pool.
 #ifndef CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 #define CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 
@@ -37,12 +40,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cutoff/core/context.hpp"
 #include "cutoff/effects/effects.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "cutoff/resilience/metrics.hpp"
+#include "cutoff/resilience/service_time_admission.hpp"
 #include "cutoff/sql/pool.hpp"
 #include "warehouse/mode.hpp"
 #include "warehouse/warehouse_db.hpp"
@@ -63,6 +69,9 @@ struct InventoryOptions {
   // `cutoff` mode: the most budget a caller is granted.
   std::chrono::milliseconds max_budget{30'000};
   std::chrono::milliseconds effect_timeout{2'000};
+  // `cutoff` mode: refuse doomed requests per route (see the top of this file); none: off.
+  // Its metrics go to the registry mount() is given.
+  std::optional<resilience::ServiceTimeAdmissionOptions> admission = resilience::ServiceTimeAdmissionOptions{};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
   // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions);
@@ -98,6 +107,8 @@ class Inventory {
   std::int64_t valuation_steps() const noexcept { return options_.valuation_steps; }
   const InventoryOptions& options() const noexcept { return options_; }
   InventoryStats stats() const noexcept;
+  // The doomed-request check of the routes (cutoff mode with `admission` set); null otherwise.
+  const resilience::ServiceTimeAdmission* admission() const noexcept { return admission_.get(); }
 
  private:
   using Work = std::function<boost::asio::awaitable<http::Response>(const Context&)>;
@@ -121,9 +132,11 @@ class Inventory {
   InventoryOptions options_;
   std::atomic<std::size_t> in_flight_{0};
   std::atomic<std::size_t> max_in_flight_{0};
-  Context base_;       // unbound, but stopped by stop_all()
+  Context base_;  // unbound, but stopped by stop_all()
   CancelSource stop_;
   std::unique_ptr<sql::Pool> pool_;
+  std::unique_ptr<resilience::ResilienceMetrics> admission_metrics_;
+  std::unique_ptr<resilience::ServiceTimeAdmission> admission_;
   std::unique_ptr<effects::Effects> effects_;
 };
 

@@ -7,6 +7,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -16,6 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,6 +28,7 @@
 #include "cutoff/effects/effects.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/server.hpp"
+#include "cutoff/observe/metrics.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"
@@ -116,20 +120,23 @@ TEST(OutboundLimits, TheGatewayWideQueueIsBoundedToo) {
 class WarehouseTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cutoff-warehouse-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("cutoff-warehouse-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
 
-  // Starts both services; `gateway` and `inventory_limits` as the test needs.
-  void Start(GatewayOptions gateway, std::size_t inventory_max_connections = 1024) {
+  // Starts both services; `gateway`, `inventory_limits` and `inventory` as the test needs. Both
+  // services' metrics go to registries of their own (gateway_metrics_, inventory_metrics_).
+  void Start(GatewayOptions gateway, std::size_t inventory_max_connections = 1024,
+             const std::function<void(InventoryOptions&)>& inventory = {}) {
     InventoryOptions inv;
     inv.db_url = "sqlite:" + (dir_ / "warehouse.db").string();
     inv.data.bins_per_warehouse = 20;
     inv.data.movements_per_bin = 2;
     inv.valuation_steps = 1;  // no calibration: nothing here values stock
+    inv.metrics = &inventory_metrics_;
+    if (inventory) inventory(inv);
     inventory_ = std::make_unique<Inventory>(inv);
     const Context setup = Context().with_timeout(std::chrono::minutes(2));
     auto started = asio::co_spawn(io_, inventory_->start(setup), asio::use_future);
@@ -142,15 +149,16 @@ class WarehouseTest : public ::testing::Test {
     iso.one_io_thread = true;
     iso.limits.max_connections = inventory_max_connections;
     inventory_server_ = std::make_unique<http::Server>(io_.get_executor(), iso);
-    inventory_->mount(*inventory_server_);
+    inventory_->mount(*inventory_server_, &inventory_metrics_);
     inventory_url_ = "http://127.0.0.1:" + std::to_string(inventory_server_->listen("127.0.0.1", 0));
 
     gateway.inventory_url = inventory_url_;
+    gateway.metrics = &gateway_metrics_;
     gateway_ = std::make_unique<Gateway>(io_.get_executor(), gateway);
     http::ServerOptions gso = gateway_->server_options(nullptr);
     gso.one_io_thread = true;
     gateway_server_ = std::make_unique<http::Server>(io_.get_executor(), gso);
-    gateway_->mount(*gateway_server_);
+    gateway_->mount(*gateway_server_, &gateway_metrics_);
     gateway_url_ = "http://127.0.0.1:" + std::to_string(gateway_server_->listen("127.0.0.1", 0)) + "/graphql";
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -199,6 +207,7 @@ class WarehouseTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  observe::Registry gateway_metrics_, inventory_metrics_;  // outlive the services
   asio::io_context io_{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_;
   std::unique_ptr<Inventory> inventory_;
@@ -254,21 +263,21 @@ TEST_F(WarehouseTest, AThousandsOfAliasesQueryIsBoundedAndOthersStillGetAnswers)
       slowest = std::max<Duration>(slowest, std::chrono::steady_clock::now() - t0);
       ++cheap;
       // Before the limits: UNAVAILABLE "127.0.0.1:port: partial message" here.
-      EXPECT_EQ(json::serialize(r), R"({"data":{"bin":{"id":"7","qty":)" +
-                                        std::to_string(r.at("data").as_object().contains("bin") &&
-                                                               r.at("data").at("bin").is_object()
-                                                           ? r.at("data").at("bin").at("qty").to_number<std::int64_t>()
-                                                           : -1) +
-                                        "}}}");
+      EXPECT_EQ(json::serialize(r),
+                R"({"data":{"bin":{"id":"7","qty":)" +
+                    std::to_string(r.at("data").as_object().contains("bin") && r.at("data").at("bin").is_object()
+                                       ? r.at("data").at("bin").at("qty").to_number<std::int64_t>()
+                                       : -1) +
+                    "}}}");
     } while (hostile_done < 2 && cheap < 2000);
     for (int i = 0; i < 3000 && hostile_done < 2; ++i) co_await Sleep(10ms);  // they use our locals
     EXPECT_EQ(hostile_done, 2);
-    std::printf("  2 hostile queries; %d cheap queries meanwhile, the slowest in %lld ms; the inventory saw %zu "
-                "requests at once at most\n",
-                cheap, static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count()),
-                inventory_->stats().max_requests_in_flight);
-    EXPECT_LT(slowest, Scaled(std::chrono::milliseconds(750)))
-        << "the cheap query's slowest answer among " << cheap;
+    std::printf(
+        "  2 hostile queries; %d cheap queries meanwhile, the slowest in %lld ms; the inventory saw %zu "
+        "requests at once at most\n",
+        cheap, static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count()),
+        inventory_->stats().max_requests_in_flight);
+    EXPECT_LT(slowest, Scaled(std::chrono::milliseconds(750))) << "the cheap query's slowest answer among " << cheap;
 
     for (const json::value& a : answers) {
       if (!a.is_object() || !a.as_object().contains("errors")) {
@@ -333,8 +342,11 @@ TEST_F(WarehouseTest, TheInventoryRefusesAMissingEmptyOrInvalidIdempotencyKey) {
       co_return co_await client.request(ctx, std::move(req));
     };
     using Keys = std::vector<std::string>;
-    const std::vector<std::optional<Keys>> bad = {std::nullopt, Keys{""}, Keys{std::string(effects::kMaxIdempotencyKeyBytes + 1, 'k')},
-                                       Keys{"a\x01" "b"}, Keys{"one", "two"}};
+    const std::vector<std::optional<Keys>> bad = {std::nullopt, Keys{""},
+                                                  Keys{std::string(effects::kMaxIdempotencyKeyBytes + 1, 'k')},
+                                                  Keys{"a\x01"
+                                                       "b"},
+                                                  Keys{"one", "two"}};
     for (const auto& keys : bad) {
       for (int i = 0; i < 5; ++i) {
         http::Response r = co_await post(keys);
@@ -370,8 +382,8 @@ TEST_F(WarehouseTest, ReserveStockRefusesAnEmptyOrInvalidIdempotencyKey) {
     const std::int64_t before = co_await Reserved(client, 7);
     const std::string reserve =
         "mutation($k: String!) { reserveStock(binId: 7, qty: 1, idempotencyKey: $k) { reserved replayed } }";
-    const std::vector<std::string> bad = {"", std::string(effects::kMaxIdempotencyKeyBytes + 1, 'k'), "a\r\nX-Injected: 1",
-                               " padded"};
+    const std::vector<std::string> bad = {"", std::string(effects::kMaxIdempotencyKeyBytes + 1, 'k'),
+                                          "a\r\nX-Injected: 1", " padded"};
     for (const std::string& key : bad) {
       for (int i = 0; i < 5; ++i) {
         json::object vars;
@@ -389,10 +401,10 @@ TEST_F(WarehouseTest, ReserveStockRefusesAnEmptyOrInvalidIdempotencyKey) {
     }
     // The literal in the document, as the probe sent it.
     for (int i = 0; i < 20; ++i) {
-      json::value r = co_await GraphQL(client, gateway_url_,
-                                       R"(mutation { reserveStock(binId: 7, qty: 1, idempotencyKey: "") { reserved } })");
-      const json::value* code = r.as_object().contains("errors") ? &r.at("errors").at(0).at("extensions").at("code")
-                                                                   : nullptr;
+      json::value r = co_await GraphQL(
+          client, gateway_url_, R"(mutation { reserveStock(binId: 7, qty: 1, idempotencyKey: "") { reserved } })");
+      const json::value* code =
+          r.as_object().contains("errors") ? &r.at("errors").at(0).at("extensions").at("code") : nullptr;
       EXPECT_TRUE(code && json::serialize(*code) == R"("BAD_USER_INPUT")") << json::serialize(r);
     }
     EXPECT_EQ(co_await Reserved(client, 7), before) << "a refused key reserved stock";
@@ -401,12 +413,72 @@ TEST_F(WarehouseTest, ReserveStockRefusesAnEmptyOrInvalidIdempotencyKey) {
     vars["k"] = "order 7 (first)";
     json::value first = co_await GraphQL(client, gateway_url_, reserve, vars);
     json::value again = co_await GraphQL(client, gateway_url_, reserve, vars);
-    EXPECT_EQ(json::serialize(first.at("data")), R"({"reserveStock":{"reserved":)" +
-                                                     std::to_string(before + 1) + R"(,"replayed":false}})");
-    EXPECT_EQ(json::serialize(again.at("data")), R"({"reserveStock":{"reserved":)" +
-                                                     std::to_string(before + 1) + R"(,"replayed":true}})");
+    EXPECT_EQ(json::serialize(first.at("data")),
+              R"({"reserveStock":{"reserved":)" + std::to_string(before + 1) + R"(,"replayed":false}})");
+    EXPECT_EQ(json::serialize(again.at("data")),
+              R"({"reserveStock":{"reserved":)" + std::to_string(before + 1) + R"(,"replayed":true}})");
     EXPECT_EQ(co_await Reserved(client, 7), before + 1);
   });
+}
+
+// One value of a series in an exposition, or -1.
+double Metric(const std::string& text, const std::string& series) {
+  const auto at = text.find(series + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 1));
+}
+
+// The gateway's calls to the inventory run through its policy: with the inventory gone, each
+// call is tried 3 times (nothing was sent: safe even for a write), and after 5 failed calls
+// the breaker opens and the gateway stops calling; its /metrics show both, named "inventory".
+TEST_F(WarehouseTest, TheGatewayCallsTheInventoryThroughItsPolicy) {
+  Start(GatewayOptions{});
+  std::promise<void> down;
+  asio::post(io_, [&] {
+    inventory_server_->shutdown(0ms);
+    down.set_value();
+  });
+  down.get_future().get();
+  std::this_thread::sleep_for(50ms);  // the listener is closed
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    for (int i = 0; i < 8; ++i) {
+      const json::value r = co_await GraphQL(client, gateway_url_, "{ bin(id: 1) { id } }");
+      const std::string text = json::serialize(r);
+      EXPECT_NE(text.find("UNAVAILABLE"), std::string::npos) << text.substr(0, 300);
+    }
+  });
+  const std::string text = gateway_metrics_.expose();
+  EXPECT_EQ(Metric(text, R"(cutoff_resilience_attempts_total{name="inventory"})"), 15) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_resilience_retries_total{name="inventory"})"), 10) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_resilience_breaker_state{name="inventory"})"), 1) << text;
+  EXPECT_EQ(Metric(text, R"(cutoff_resilience_breaker_rejected_total{name="inventory"})"), 3) << text;
+}
+
+// Under cutoff, a request whose budget is below its route's recent service time is refused
+// before its handler runs (so before it takes a connection): 504 deadline_exceeded, counted on
+// the inventory's /metrics.
+TEST_F(WarehouseTest, TheInventoryRefusesADoomedRequestBeforeItTakesAConnection) {
+  // The route's service time is well under a millisecond here; a factor makes it a whole
+  // 2 s, so that a budget of 500 ms is doomed whatever the machine's speed.
+  Start(GatewayOptions{}, 1024, [](InventoryOptions& inv) {
+    inv.admission->min_samples = 5;
+    inv.admission->factor = 2'000'000;
+    inv.admission->probe_interval = 0ms;
+  });
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    for (int i = 0; i < 5; ++i) {
+      const Context ample = Context().with_timeout(30s);
+      EXPECT_EQ((co_await client.get(ample, inventory_url_ + "/bin?id=1")).status, 200);
+    }
+    const Context doomed = Context().with_timeout(500ms);
+    const http::Response r = co_await client.get(doomed, inventory_url_ + "/bin?id=1");
+    EXPECT_EQ(r.status, 504);
+    EXPECT_TRUE(http::deadline_expired(r));
+    EXPECT_NE(r.body.find("refused before starting"), std::string::npos) << r.body;
+  });
+  const std::string text = inventory_metrics_.expose();
+  EXPECT_EQ(Metric(text, R"(cutoff_resilience_doomed_refused_total{name="inventory.bin"})"), 1) << text;
 }
 
 }  // namespace
