@@ -299,7 +299,7 @@ TEST(OperationsHttpAdmission, ADoomedRequestIs504BeforeTheOperationRuns) {
     http::ClientRequest req{.method = "POST", .url = url, .body = "{}"};
     if (budget_ms) req.headers.set("Deadline-Budget-Ms", std::to_string(*budget_ms));
     return test_support::RunSync([&]() -> asio::awaitable<http::Response> {
-      http::Client client(co_await asio::this_coro::executor, {.attempt_timeout = 60s});
+      http::Client client(co_await asio::this_coro::executor, {.policy = {.attempt_timeout = 60s}});
       co_return co_await client.request(Context::background(), req);
     });
   };
