@@ -1,7 +1,9 @@
 // The response walk: fields are resolved and their values completed (spec 6.4 ExecuteField,
 // 6.4.3 CompleteValue) and written straight into the response text in selection order, nulls
 // in non-null positions propagating to the nearest nullable ancestor. Everything else an
-// execution needs lives beside this file (see execution.hpp).
+// execution needs lives beside this file (see execution.hpp). At some 600 lines it is one
+// recursion (a field's value completes into lists and objects whose fields complete in turn)
+// that reads best in one place; splitting it would scatter that recursion over files.
 #include "cutoff/graphql/internal/execution.hpp"
 
 #include <boost/asio/this_coro.hpp>
