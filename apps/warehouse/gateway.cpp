@@ -4,6 +4,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 #include <deque>
 #include <stdexcept>
 
@@ -38,6 +39,9 @@ type Query {
   warehouse(id: ID!): Warehouse
   "One bin and its stock right now."
   bin(id: ID!): Bin
+  "One warehouse's stock valuation, without reading the warehouse first: expensive."
+  stockValuation(warehouseId: ID!): Float)" +
+         cap + R"(
 }
 
 type Warehouse {
@@ -232,6 +236,14 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
   });
   schema_->resolve_async("Query", "bin", [fetch](FieldContext& f) -> asio::awaitable<Data> {
     co_return Data::json_value(co_await fetch(f.ctx, "/bin?id=" + ArgId(f, "id"), {}));
+  });
+  schema_->resolve_async("Query", "stockValuation", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+    const std::string id = ArgId(f, "warehouseId");
+    if (id.empty() || id.size() > 18 || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw Error(ErrorCode::invalid_argument, "warehouseId must be a warehouse's number", f.ctx.request_id());
+    json::value v = co_await fetch(f.ctx, "/valuation?warehouse=" + id, ".v" + id);
+    if (v.is_null()) co_return Data();  // no such warehouse
+    co_return Data::from(v.as_object().at("value").to_number<double>());
   });
   schema_->resolve_async("Warehouse", "bins", [fetch](FieldContext& f) -> asio::awaitable<Data> {
     const json::value* parent = f.parent.if_json();

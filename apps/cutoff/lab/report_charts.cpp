@@ -162,9 +162,13 @@ void Who(std::string& out, const Mode& mode) {
 
 }  // namespace
 
+Limit PoolSizeLimit(double size) {
+  return {size, "pool size " + Display(size, CountDecimals(size)), "#57606a", "pool-size", "pool size"};
+}
+
 void LineChart(std::string& out, std::string_view kind, std::string_view id, std::string_view scenario,
                std::string_view caption, std::string_view definition, std::string_view y_label,
-               const std::vector<Series>& series, const std::vector<double>& limits) {
+               const std::vector<Series>& series, const std::vector<Limit>& limits, const std::vector<Band>& bands) {
   double t_lo = 0, t_hi = 0, y_lo = 0, y_hi = 0;
   bool any = false;
   for (const Series& s : series) {
@@ -174,7 +178,8 @@ void LineChart(std::string& out, std::string_view kind, std::string_view id, std
       any = true;
     }
   }
-  for (double limit : limits) y_lo = std::min(y_lo, limit), y_hi = std::max(y_hi, limit);
+  for (const Band& b : bands) t_lo = std::min(t_lo, b.from), t_hi = std::max(t_hi, b.to);
+  for (const Limit& limit : limits) y_lo = std::min(y_lo, limit.value), y_hi = std::max(y_hi, limit.value);
   if (y_hi > 0) y_hi *= 1.04;  // room above the highest line
   const Frame f{NiceAxis(t_lo, t_hi, 6), NiceAxis(y_lo, y_hi, 6), kLeft, kWidth - kRight, kTop, kHeight - kBottom};
 
@@ -182,6 +187,16 @@ void LineChart(std::string& out, std::string_view kind, std::string_view id, std
   out += "<svg class=\"chart\" viewBox=\"0 0 " + C(kWidth) + " " + C(kHeight) + "\" role=\"img\" aria-label=\"";
   AppendHtml(out, caption);
   out += "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+  for (const Band& b : bands) {
+    const double x0 = f.px(b.from), x1 = f.px(b.to);
+    out += "<rect class=\"phase\" data-phase=\"";
+    AppendHtml(out, b.name);
+    out += "\" x=\"" + C(x0) + "\" y=\"" + C(f.top) + "\" width=\"" + C(std::max(0.0, x1 - x0)) + "\" height=\"" +
+           C(f.bottom - f.top) + "\"/><text class=\"phase-label\" x=\"" + C((x0 + x1) / 2) + "\" y=\"" + C(f.top - 5) +
+           "\" text-anchor=\"middle\">";
+    AppendHtml(out, b.name);
+    out += "</text>\n";
+  }
   YGrid(out, f, y_label);
   out += "<g class=\"ticks\" text-anchor=\"middle\">";
   for (int i = 0; i <= f.x.ticks(); ++i) {
@@ -193,12 +208,18 @@ void LineChart(std::string& out, std::string_view kind, std::string_view id, std
   out += "</g>\n<text class=\"axis-label\" x=\"" + C((f.left + f.right) / 2) + "\" y=\"" + C(kHeight - 6) +
          "\" text-anchor=\"middle\">seconds since start</text>\n";
 
-  for (double limit : limits) {
-    const double y = f.py(limit);
-    out += "<line class=\"limit\" data-pool-size=\"" + Shortest(limit) + "\" x1=\"" + C(f.left) + "\" x2=\"" +
-           C(f.right) + "\" y1=\"" + C(y) + "\" y2=\"" + C(y) + "\"/>";
-    out += "<text class=\"limit-label\" x=\"" + C(f.right - 4) + "\" y=\"" + C(y - 4) +
-           "\" text-anchor=\"end\">pool size " + Display(limit, CountDecimals(limit)) + "</text>\n";
+  for (const Limit& limit : limits) {
+    const double y = f.py(limit.value);
+    out += "<line class=\"limit\" data-";
+    out += limit.data;
+    out += "=\"" + Shortest(limit.value) + "\" x1=\"" + C(f.left) + "\" x2=\"" + C(f.right) + "\" y1=\"" + C(y) +
+           "\" y2=\"" + C(y) + "\" stroke=\"";
+    out += limit.color;
+    out += "\"/>\n";
+    if (limit.label.empty()) continue;
+    out += "<text class=\"limit-label\" x=\"" + C(f.right - 4) + "\" y=\"" + C(y - 4) + "\" text-anchor=\"end\">";
+    AppendHtml(out, limit.label);
+    out += "</text>\n";
   }
   for (const Series& s : series) {
     if (s.samples.empty()) continue;
@@ -229,7 +250,9 @@ void LineChart(std::string& out, std::string_view kind, std::string_view id, std
     if (s.samples.empty()) label += " (no samples)";
     keys.push_back({s.mode->key, s.mode->color, label, "line"});
   }
-  if (!limits.empty()) keys.push_back({"", "#57606a", "pool size", "dashed"});
+  for (const Limit& limit : limits) {
+    if (!limit.key.empty()) keys.push_back({"", limit.color, limit.key, "dashed"});
+  }
   Legend(out, keys);
   out += "</figure>\n";
 }

@@ -8,7 +8,7 @@
 //     pool.push_back({&report::kModes[i], report::Timeline(modes[i], "pool_in_use")});
 //   }
 //   report::LineChart(out, "pool", "s0-pool", "chain", "Pool occupancy over time", "What it shows.",
-//                     "connections in use", pool, {10});
+//                     "connections in use", pool, {report::PoolSizeLimit(10)});
 //   report::OutcomesChart(out, "s0-outcomes", "chain", kind, modes);
 #ifndef CUTOFF_APPS_CUTOFF_LAB_REPORT_CHARTS_HPP_
 #define CUTOFF_APPS_CUTOFF_LAB_REPORT_CHARTS_HPP_
@@ -27,10 +27,29 @@ struct Series {
   std::vector<Sample> samples;
 };
 
-// A line per mode over time; `limits` are drawn as dashed horizontal lines (the pool size).
+// A dashed horizontal line across a chart: `label` beside it (empty: none), `key` in the key
+// under the chart, `data` names its data attribute (data-pool-size="10").
+struct Limit {
+  double value;
+  std::string label;
+  std::string_view color = "#57606a";
+  std::string_view data = "pool-size";
+  std::string key;  // the key's entry; empty: none (another line already has it)
+};
+Limit PoolSizeLimit(double size);
+
+// A stretch of time shaded behind the lines, named at its top (an overload run's phases).
+struct Band {
+  std::string name;
+  double from, to;
+};
+
+// A line per mode over time; `limits` are drawn as dashed horizontal lines, `bands` shaded
+// behind everything.
 void LineChart(std::string& out, std::string_view kind, std::string_view id, std::string_view scenario,
                std::string_view caption, std::string_view definition, std::string_view y_label,
-               const std::vector<Series>& series, const std::vector<double>& limits);
+               const std::vector<Series>& series, const std::vector<Limit>& limits,
+               const std::vector<Band>& bands = {});
 
 // A stacked bar per mode and kind of request: answered in full, partially, failed.
 void OutcomesChart(std::string& out, std::string_view id, std::string_view scenario, const Kind& kind,

@@ -55,6 +55,26 @@ void Sentences(std::string& out, std::string_view cls, const std::vector<std::st
   out += "</ul>\n";
 }
 
+// An overload run's cheap lookups: their p99 per window over time, and each mode's threshold
+// for "recovered" (twice its baseline p99).
+void RecoveryChart(std::string& out, const std::string& id, std::string_view scenario, const Modes& modes,
+                   const std::vector<Band>& bands) {
+  std::vector<Series> p99;
+  std::vector<Limit> thresholds;
+  for (std::size_t i = 0; i < kModes.size(); ++i) {
+    p99.push_back({&kModes[i], Points(modes[i], "fast_p99_windows", "p99_ms")});
+    if (auto base = Fig(modes[i], "baseline_fast_p99_ms")) {
+      thresholds.push_back(
+          {2 * *base, "", kModes[i].color, "threshold", std::string(kModes[i].key) + ": twice its baseline p99"});
+    }
+  }
+  LineChart(out, "recovery", id, scenario, "Cheap lookups' p99 over time",
+            "The p99 latency of the cheap lookups started in each half second; one without a complete answer "
+            "counts as the user's whole patience. A mode has recovered once its line is back under its dashed "
+            "line, twice its p99 before the overload.",
+            "p99 ms", p99, thresholds, bands);
+}
+
 // A scenario's section: what it shows in words (`sentences`), its table and its charts.
 void Scenario(std::string& out, const json::value& scenario, std::size_t index, const json::value* settings,
               const std::vector<std::string>& sentences) {
@@ -88,7 +108,7 @@ void Scenario(std::string& out, const json::value& scenario, std::size_t index, 
   out += "</div>\n<div class=\"side time-charts\">\n";
 
   std::vector<Series> pool, answers;
-  std::vector<double> limits;
+  std::vector<Limit> limits;
   // Partial answers are the GraphQL scenario's result: its chart counts them too (goodput,
   // complete answers only, is 0 there). Older documents have goodput only.
   std::string_view answers_key = kind.graphql ? "answered_rps" : "goodput_rps";
@@ -100,14 +120,17 @@ void Scenario(std::string& out, const json::value& scenario, std::size_t index, 
   for (std::size_t i = 0; i < kModes.size(); ++i) {
     pool.push_back({&kModes[i], Timeline(modes[i], "pool_in_use")});
     answers.push_back({&kModes[i], Timeline(modes[i], answers_key)});
-    if (auto size = Fig(modes[i], "pool_size"); size && std::find(limits.begin(), limits.end(), *size) == limits.end()) {
-      limits.push_back(*size);
+    if (auto size = Fig(modes[i], "pool_size");
+        size && std::none_of(limits.begin(), limits.end(), [&](const Limit& l) { return l.value == *size; })) {
+      limits.push_back(PoolSizeLimit(*size));
     }
   }
+  std::vector<Band> bands;
+  for (const Phase& p : Phases(modes)) bands.push_back({p.name, p.from, p.to});
   LineChart(out, "pool", id + "-pool", name, "Pool occupancy over time",
             "Database connections in use, sampled every 100 ms. At the dashed line every connection is taken and "
             "callers queue.",
-            "connections in use", pool, limits);
+            "connections in use", pool, limits, bands);
   if (answers_key == "answered_rps") {
     LineChart(out, "goodput", id + "-goodput", name, "Answers with data over time",
               "Complete or partial answers received in the last second, sampled every 100 ms. Here partial "
@@ -117,8 +140,9 @@ void Scenario(std::string& out, const json::value& scenario, std::size_t index, 
     LineChart(out, "goodput", id + "-goodput", name, "Goodput over time",
               "Complete answers (all the data asked for, no error), both kinds, received in the last second, "
               "sampled every 100 ms.",
-              "complete answers/s", answers, {});
+              "complete answers/s", answers, {}, bands);
   }
+  if (kind.overload) RecoveryChart(out, id + "-recovery", name, modes, bands);
   out += "</div></div>\n";
 
   CutFieldsTable(out, name, modes);

@@ -62,8 +62,18 @@ bool LeftWorkRunning(const json::value* mode) {
 }
 
 Kind KindOf(std::string_view name, const Modes& modes) {
-  bool cut = false;
-  for (const json::value* m : modes) cut = cut || Field(m, "cut_fields") || Field(m, "cut_fields_total");
+  bool cut = false, overload = false;
+  for (const json::value* m : modes) {
+    cut = cut || Field(m, "cut_fields") || Field(m, "cut_fields_total");
+    overload = overload || Field(m, "capacity_per_s") || Field(m, "goodput_ratio");
+  }
+  if (name == "overload" || (overload && !cut)) {
+    return {"Valuation requests", "valuation requests",
+            "each asks for one small warehouse's stockValuation, well within the budget at low load; sent by a few "
+            "users one after the other to measure the capacity, then at half, three times and half the capacity "
+            "by users who retry",
+            false, true};
+  }
   if (name == "chain" || name == "amplification") {
     return {"Valuation requests", "valuation requests",
             "each asks for warehouse 1's name and stockValuation; the valuation takes longer than the budget in "
@@ -90,9 +100,11 @@ std::vector<std::pair<std::string, double>> Codes(const json::value* mode, std::
   return codes;
 }
 
-std::vector<Sample> Timeline(const json::value* mode, std::string_view key) {
+std::vector<Sample> Timeline(const json::value* mode, std::string_view key) { return Points(mode, "timeline", key); }
+
+std::vector<Sample> Points(const json::value* mode, std::string_view array, std::string_view key) {
   std::vector<Sample> out;
-  const json::value* timeline = Field(mode, "timeline");
+  const json::value* timeline = Field(mode, array);
   if (!timeline || !timeline->is_array()) return out;
   for (const json::value& sample : timeline->get_array()) {
     const auto t = Number(Field(&sample, "t"));
@@ -100,6 +112,22 @@ std::vector<Sample> Timeline(const json::value* mode, std::string_view key) {
     if (t && y) out.push_back({*t, *y});
   }
   std::stable_sort(out.begin(), out.end(), [](const Sample& a, const Sample& b) { return a.t < b.t; });
+  return out;
+}
+
+std::vector<Phase> Phases(const Modes& modes) {
+  std::vector<Phase> out;
+  for (const json::value* m : modes) {
+    const json::value* phases = Field(m, "phases");
+    if (!phases || !phases->is_array()) continue;
+    for (const json::value& p : phases->get_array()) {
+      const std::string_view name = String(Field(&p, "name"));
+      const auto from = Number(Field(&p, "from")), to = Number(Field(&p, "to"));
+      if (!name.empty() && from && to && *from <= *to) out.push_back({std::string(name), *from, *to});
+    }
+    if (!out.empty()) break;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Phase& a, const Phase& b) { return a.from < b.from; });
   return out;
 }
 

@@ -76,6 +76,7 @@ struct Kind {
   std::string_view plural;  // in a sentence: "valuation requests"
   std::string_view what;    // what one is
   bool graphql;             // its result is the cut fields
+  bool overload = false;    // its result is goodput under overload and the recovery after it
 };
 
 Kind KindOf(std::string_view name, const Modes& modes);
@@ -92,6 +93,18 @@ struct Sample {
 
 // The samples of one timeline field, in time order; samples without both numbers are skipped.
 std::vector<Sample> Timeline(const boost::json::value* mode, std::string_view key);
+// The same for any array of objects of a mode with a time `t` (e.g. "fast_p99_windows").
+std::vector<Sample> Points(const boost::json::value* mode, std::string_view array, std::string_view key);
+
+// A phase of an overload run, in seconds since the start of its load.
+struct Phase {
+  std::string name;
+  double from, to;
+};
+
+// The phases of the first mode that has any (overload runs), in time order; those without a
+// name or both times are skipped.
+std::vector<Phase> Phases(const Modes& modes);
 
 }  // namespace cutoff::lab::report
 

@@ -68,8 +68,12 @@ svg.chart text{fill:var(--muted)}
 svg.chart .grid line{stroke:var(--soft)}
 svg.chart line.axis,svg.chart line.tick{stroke:#8c959f}
 svg.chart .series{fill:none;stroke-width:2;stroke-linejoin:round;stroke-linecap:round}
-svg.chart .limit{stroke:#57606a;stroke-width:1.5;stroke-dasharray:6 4}
+svg.chart .limit{stroke-width:1.5;stroke-dasharray:6 4}
 svg.chart .limit-label{font-size:13px}
+svg.chart rect.phase{fill:var(--panel)}
+svg.chart rect.phase:nth-of-type(even){fill:#fff}
+svg.chart rect.phase[data-phase=overload]{fill:#fbe9eb}
+svg.chart .phase-label{font-size:12px}
 svg.chart .empty{font-size:15px}
 .legend{list-style:none;margin:4px 0 2px;padding:0;display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12.5px}
 .legend li{display:flex;align-items:center;gap:6px}
@@ -112,6 +116,7 @@ tr.sub th{padding-left:12px}
 thead th small,thead .swatch{display:none}
 svg.chart{font-size:19px}
 svg.chart .limit-label{font-size:17px}
+svg.chart .phase-label{font-size:15px}
 svg.chart .empty{font-size:19px}
 .bar-row{grid-template-columns:6.6em minmax(0,1fr)}
 }

@@ -107,6 +107,44 @@ std::optional<std::string> CutFieldsInWords(const json::value* m) {
   return s;
 }
 
+// When a mode's cheap lookups were back after the overload: "in 1.0 s", or "not within the 8 s
+// watched".
+std::optional<std::string> RecoveryInWords(const json::value* m) {
+  const auto seconds = Fig(m, "recovery_s");
+  if (!seconds) return std::nullopt;
+  const json::value* recovered = Field(m, "recovered");
+  if (recovered && recovered->is_bool() && !recovered->get_bool()) {
+    return "not within the " + Display(*seconds, 0) + " s watched";
+  }
+  return "in " + Display(*seconds, 1) + " s";
+}
+
+// An overload run in words: the capacity, the goodput under three times that, the recovery.
+void OverloadInWords(std::vector<std::string>& out, const Modes& modes) {
+  if (std::string capacity = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
+        if (auto v = Fig(m, "capacity_per_s")) return Display(*v, 1);
+        return std::nullopt;
+      });
+      !capacity.empty()) {
+    out.push_back("Capacity measured at low load, complete answers per second: " + capacity +
+                  "; each mode was then offered about three times its own.");
+  }
+  if (std::string goodput = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
+        auto g = Fig(m, "goodput_per_s");
+        if (!g) return std::nullopt;
+        std::string s = Display(*g, 1);
+        if (auto r = Fig(m, "goodput_ratio")) s += " (" + Display(*r, 2) + " of its capacity)";
+        return s;
+      });
+      !goodput.empty()) {
+    out.push_back("During the overload, complete answers per second: " + goodput + ".");
+  }
+  if (std::string recovery = PerMode(modes, RecoveryInWords); !recovery.empty()) {
+    out.push_back("After the excess stopped, the cheap lookups' p99 was back within twice its level before the "
+                  "overload " + recovery + ".");
+  }
+}
+
 // The sentences of one scenario.
 std::vector<std::string> ScenarioInWords(std::string_view name, const Modes& modes) {
   std::vector<std::string> out;
@@ -171,8 +209,10 @@ std::vector<std::string> ScenarioInWords(std::string_view name, const Modes& mod
     }
   }
 
-  // Goodput, or for partial answers what was answered at all.
-  if (!AllEqual(modes, "goodput_rps") || !AllEqual(modes, "answered_rps")) {
+  // Goodput, or for partial answers what was answered at all; under overload, per phase.
+  if (kind.overload) {
+    OverloadInWords(out, modes);
+  } else if (!AllEqual(modes, "goodput_rps") || !AllEqual(modes, "answered_rps")) {
     const bool zero = AllEqual(modes, "goodput_rps") && Fig(modes[2] ? modes[2] : modes[0], "goodput_rps") == 0.0;
     auto rate = [](std::string_view key) {
       return [key](const json::value* m) -> std::optional<std::string> {
@@ -294,8 +334,13 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
     }
   }
 
-  // The slow requests.
-  const auto ok = Total(all, "ok"), partial = Total(all, "partial"), sent = Total(all, "requests");
+  // The slow requests, but an overload run's (which are meant to complete, and whose result
+  // is said below).
+  std::vector<Modes> steady;
+  for (std::size_t s = 0; s < all.size(); ++s) {
+    if (!KindOf(names[s], all[s]).overload) steady.push_back(all[s]);
+  }
+  const auto ok = Total(steady, "ok"), partial = Total(steady, "partial"), sent = Total(steady, "requests");
   if (std::all_of(ok.begin(), ok.end(), [](const auto& v) { return !v || *v == 0; }) &&
       std::any_of(ok.begin(), ok.end(), [](const auto& v) { return v.has_value(); })) {
     std::string s = "No valuation request or GraphQL operation was answered in full in any mode";
@@ -311,6 +356,27 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
       if (ok[i] && sent[i]) parts.push_back(Count(*ok[i]) + " of " + Count(*sent[i]) + " " + std::string(kModes[i].phrase));
     }
     if (parts.size() >= 2) out.push_back("Valuation requests and GraphQL operations answered in full: " + JoinAnd(parts) + ".");
+  }
+
+  // Overload runs: how much of the capacity stayed useful, and how soon the services were back.
+  for (std::size_t s = 0; s < all.size(); ++s) {
+    const Modes& modes = all[s];
+    if (!KindOf(names[s], modes).overload) continue;
+    const auto ratio = Fig(modes[2], "goodput_ratio");
+    const auto recovery = RecoveryInWords(modes[2]);
+    if (!ratio || !recovery) continue;
+    std::vector<std::string> others;
+    for (std::size_t i : {1u, 0u}) {
+      const auto r = Fig(modes[i], "goodput_ratio");
+      const auto back = RecoveryInWords(modes[i]);
+      if (r && back) {
+        others.push_back(Display(*r, 2) + " " + std::string(kModes[i].phrase) + ", back " + *back);
+      }
+    }
+    if (others.empty()) continue;
+    out.push_back("Offered three times their capacity by users who retry, the services kept " + Display(*ratio, 2) +
+                  " of it as complete answers under cutoff and were back " + *recovery +
+                  " after the excess stopped, against " + JoinAnd(others) + " (" + std::string(names[s]) + ").");
   }
 
   // The cut fields, where a scenario has them.

@@ -253,6 +253,28 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
     t.row({"fast_p99_ms", "Latency p99", "ms", 1, Better::lower, ""});
   }
 
+  if (kind.overload) {
+    t.group("overload", "Under overload",
+            "The capacity measured at low load, three times that offered by users who retry, then the excess taken "
+            "away.");
+    t.row({"capacity_per_s", "Capacity", "req/s", 1, Better::neither,
+           "complete answers per second with as many users as connections, each sending its next request when "
+           "the last is answered"});
+    t.row({"offered_per_s", "Offered", "req/s", 1, Better::neither,
+           "new requests per second during the overload, about three times the capacity (retries not included)"});
+    t.row({"overload_attempts_per_s", "Sent", "req/s", 1, Better::neither,
+           "requests per second during the overload, retries included"});
+    t.row({"overload_retries", "Retries", "", -1, Better::neither, "of those, retries of a request that failed"});
+    t.row({"goodput_per_s", "Goodput", "req/s", 1, Better::higher,
+           "complete answers per second during the overload, each within the user's patience"});
+    t.row({"goodput_ratio", "Goodput / capacity", "", 2, Better::higher, "how much of its capacity stayed useful"});
+    t.row({"baseline_fast_p99_ms", "Lookups' p99 before", "ms", 1, Better::neither,
+           "the cheap lookups' p99 at half the capacity, before the overload"});
+    t.row({"recovery_s", "Recovery", "s", 1, Better::lower,
+           "after the excess stopped, until the cheap lookups' p99 was within twice that again; the length of the "
+           "watch when it never was"});
+  }
+
   t.group("goodput", "Useful answers", "");
   t.row({"goodput_rps", "Goodput", "req/s", 1, Better::higher,
          "complete answers per second of load, both kinds: all the data asked for, no error, before the user gave "
