@@ -57,6 +57,8 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
   sql::PoolOptions pool_options;
   pool_options.max_size = options_.pool_size;
   pool_options.max_waiters = 100'000;
+  pool_options.refuse_doomed_waits = options_.mode == Mode::cutoff && options_.refuse_doomed_waits;
+  if (options_.mode == Mode::cutoff) pool_options.newest_first_after = options_.pool_newest_first_after;
   pool_ = std::make_unique<sql::Pool>(sql::connection_factory(db), pool_options);
 
   effects::EffectsOptions fx;

@@ -72,6 +72,12 @@ struct InventoryOptions {
   // `cutoff` mode: refuse doomed requests per route (see the top of this file); none: off.
   // Its metrics go to the registry mount() is given.
   std::optional<resilience::ServiceTimeAdmissionOptions> admission = resilience::ServiceTimeAdmissionOptions{};
+  // `cutoff` mode: the pool refuses a caller whose budget cannot cover its wait for a
+  // connection and a typical hold (sql::PoolOptions::refuse_doomed_waits).
+  bool refuse_doomed_waits = true;
+  // `cutoff` mode: once the longest caller has waited this long for a connection, the newest
+  // is served first (sql::PoolOptions::newest_first_after); Duration::max(): FIFO throughout.
+  Duration pool_newest_first_after = std::chrono::milliseconds(100);
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
   // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions);

@@ -9,8 +9,10 @@ namespace cutoff {
 
 namespace asio = boost::asio;
 
-Semaphore::Semaphore(std::size_t permits, std::size_t max_waiters)
-    : state_(static_cast<std::uint64_t>(permits) * kOne), max_waiters_(max_waiters) {}
+Semaphore::Semaphore(std::size_t permits, std::size_t max_waiters, Duration newest_first_after)
+    : state_(static_cast<std::uint64_t>(permits) * kOne),
+      max_waiters_(max_waiters),
+      newest_first_after_(newest_first_after) {}
 
 Semaphore::~Semaphore() = default;
 
@@ -34,12 +36,21 @@ void Semaphore::ReleaseSlow(std::size_t n) noexcept {
   }
   // Waiters queued, no permit free: hand the permits over in order.
   while (n > 0) {
-    internal::Waiter* w = waiters_.PopFront();
+    internal::Waiter* w = NextLocked();
     if (!w) break;
     GrantLocked(w);
     --n;
   }
   if (waiters_.empty()) state_.store(static_cast<std::uint64_t>(n) * kOne, std::memory_order_release);
+}
+
+internal::Waiter* Semaphore::NextLocked() noexcept {
+  if (newest_first_after_ != Duration::max()) {
+    const internal::Waiter* oldest = waiters_.front();
+    if (oldest && std::chrono::steady_clock::now() - oldest->queued_at >= newest_first_after_)
+      return waiters_.PopBack();
+  }
+  return waiters_.PopFront();
 }
 
 void Semaphore::PassOn(internal::Waiter&) noexcept { release(1); }
@@ -74,6 +85,7 @@ asio::awaitable<void> Semaphore::WaitForPermit(const Context& ctx) {
       if ((s & kWaiters) != 0 ||
           state_.compare_exchange_weak(s, s | kWaiters, std::memory_order_relaxed, std::memory_order_relaxed)) {
         waiter = std::make_shared<internal::Waiter>();
+        if (newest_first_after_ != Duration::max()) waiter->queued_at = std::chrono::steady_clock::now();
         waiters_.PushBack(waiter.get());
         break;
       }

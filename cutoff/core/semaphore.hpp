@@ -23,6 +23,13 @@
 //   the next waiter: it is never lost, and a stopped caller never starts its work.
 // - `max_waiters` bounds the queue: when that many already wait, acquire() fails at once
 //   with `overloaded` instead of turning overload into latency.
+// - `newest_first_after` turns FIFO into LIFO under congestion: once the longest waiter has
+//   waited that long, a released permit goes to the newest waiter instead. When callers
+//   arrive faster than permits come back, FIFO hands every permit to the caller closest to its
+//   deadline, which is then cut part-way through its work, and nothing completes; newest first
+//   hands it to the caller with the most budget left, so the permits keep producing complete
+//   work, and the oldest waiters leave at their deadlines without having held anything. Off
+//   by default (Duration::max()); zero serves newest first whenever anyone waits.
 //
 // Thread-safe: callers may run on different executors and threads (each coroutine on a
 // strand or a single-threaded context, as everywhere in cutoff). A release wakes the next
@@ -78,7 +85,8 @@ class Semaphore : private internal::WaitOwner {
     Semaphore* owner_ = nullptr;
   };
 
-  explicit Semaphore(std::size_t permits, std::size_t max_waiters = kUnlimited);
+  explicit Semaphore(std::size_t permits, std::size_t max_waiters = kUnlimited,
+                     Duration newest_first_after = Duration::max());
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
   ~Semaphore() override;
@@ -132,10 +140,13 @@ class Semaphore : private internal::WaitOwner {
   boost::asio::awaitable<void> WaitForPermit(const Context& ctx);
   void PassOn(internal::Waiter& w) noexcept override;
   void LeftLocked(internal::WaitList& list) noexcept override;
+  // Under mu_: the waiter the next permit goes to (see newest_first_after), off the queue.
+  internal::Waiter* NextLocked() noexcept;
 
   std::atomic<std::uint64_t> state_;
   internal::WaitList waiters_;  // guarded by mu_
   std::size_t max_waiters_;
+  Duration newest_first_after_;
 };
 
 }  // namespace cutoff

@@ -95,6 +95,40 @@ TEST(Semaphore, GrantsUpToTheCountThenServesWaitersInArrivalOrder) {
   EXPECT_EQ(sem.waiting(), 0u);
 }
 
+TEST(Semaphore, UnderCongestionTheNewestWaiterIsServedFirst) {
+  // Served newest first once the longest waiter has waited 20 ms: the holder keeps its permit
+  // 60 ms, so by then every waiter is past that.
+  Semaphore sem(1, Semaphore::kUnlimited, 20ms * TimeScale());
+  std::vector<int> order;
+  std::vector<Outcome> outcomes(4);
+  RunSync([&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(ex, AcquireAndHold(sem, Context(), outcomes[0], 60ms * TimeScale(), &order, 0), asio::detached);
+    co_await Sleep(1ms);
+    for (int i = 1; i < 4; ++i) {
+      asio::co_spawn(ex, AcquireAndHold(sem, Context(), outcomes[i], 5ms, &order, i), asio::detached);
+      co_await Sleep(1ms);
+    }
+    for (int i = 0; i < 1000 && order.size() < 4; ++i) co_await Sleep(1ms);
+  });
+  EXPECT_EQ(order, (std::vector<int>{0, 3, 2, 1}));
+}
+
+TEST(Semaphore, BeforeTheCongestionThresholdWaitersAreServedInOrder) {
+  Semaphore sem(1, Semaphore::kUnlimited, 10s);
+  std::vector<int> order;
+  std::vector<Outcome> outcomes(4);
+  RunSync([&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    for (int i = 0; i < 4; ++i) {
+      asio::co_spawn(ex, AcquireAndHold(sem, Context(), outcomes[i], 5ms, &order, i), asio::detached);
+      co_await Sleep(1ms);
+    }
+    for (int i = 0; i < 1000 && order.size() < 4; ++i) co_await Sleep(1ms);
+  });
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+}
+
 TEST(Semaphore, ReleasingSeveralWakesAsManyWaitersInOrder) {
   Semaphore sem(0);
   std::vector<int> order;

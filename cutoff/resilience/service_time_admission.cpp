@@ -18,6 +18,7 @@ constexpr std::size_t kMaxSamplesCap = 4096;
 struct Sample {
   TimePoint at;  // when the run ended: its age is counted from there
   Duration took;
+  bool stopped = false;  // censored: the run was stopped after `took`
 };
 
 // `d * factor`, saturating.
@@ -59,6 +60,7 @@ class ServiceTimeAdmission::Key {
   std::vector<Sample> ring;  // ring[(head + i) % capacity], i < sorted.size(): oldest first
   std::size_t head = 0;
   std::vector<Duration> sorted;  // the same samples' service times, ascending
+  std::size_t completed = 0;     // of the samples held, runs that completed
   bool probed = false;
   TimePoint last_probe{};
   observe::Counter* refused = nullptr;  // null without metrics
@@ -71,12 +73,14 @@ class ServiceTimeAdmission::Key {
   // The oldest sample leaves.
   void PopOldest() noexcept {
     const Duration took = ring[head].took;
+    if (!ring[head].stopped) --completed;
     sorted.erase(std::lower_bound(sorted.begin(), sorted.end(), took));
     head = (head + 1) % ring.size();
   }
   void Push(const Sample& s) noexcept {
     if (held() == ring.size()) PopOldest();
     ring[(head + held()) % ring.size()] = s;
+    if (!s.stopped) ++completed;
     sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), s.took), s.took);  // capacity reserved
   }
   // Nearest rank: the smallest sample with at least a share `q` of them at or below it. Needs
@@ -214,9 +218,9 @@ void ServiceTimeAdmission::Record(Key& key, TimePoint now, Duration took, bool s
   std::lock_guard lock(key.mu);
   Expire(key, now, options_);
   if (stopped) {
-    // Censored: the work needed at least `took`. Only a bound at or above the estimate is
-    // evidence (it can only raise it).
-    if (key.held() > 0 && took < key.Quantile(options_.quantile)) {
+    // Censored: the work needed at least `took`. Evidence only while too few runs completed
+    // to estimate from, and only at or above the estimate (it can only raise it).
+    if (key.completed >= options_.min_samples || (key.held() > 0 && took < key.Quantile(options_.quantile))) {
       censored_dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -224,7 +228,7 @@ void ServiceTimeAdmission::Record(Key& key, TimePoint now, Duration took, bool s
   } else {
     samples_.fetch_add(1, std::memory_order_relaxed);
   }
-  key.Push(Sample{now, took});
+  key.Push(Sample{now, took, stopped});
   ShowEstimate(key, options_);
 }
 

@@ -34,10 +34,13 @@
 //   `min_samples` left, refusals stop), and one doomed-looking request per `probe_interval`
 //   runs anyway as a probe, so a service that has recovered shows it within a few probes.
 // - Stopped runs (deadline, cancel, shutdown) are censored: the work took at least as long as
-//   it ran. Such a time is recorded only when it is at or above the current estimate (a lower
-//   bound above the estimate can only raise it: the evidence that the estimate is too low);
-//   below, it would lower the estimate on no evidence, and is dropped. Failures record
-//   nothing: how long a failure took says nothing of how long the work takes.
+//   it ran. Such a time is evidence only while fewer than `min_samples` recent runs completed,
+//   and only when it is at or above the current estimate (a lower bound above the estimate can
+//   only raise it); otherwise it is dropped. Once runs complete, their times are the evidence:
+//   under overload most stopped runs were waiting (for a connection, behind others), and
+//   counting those waits as service time would raise the estimate until everything is
+//   refused. Failures record nothing: how long a failure took says nothing of how long the
+//   work takes.
 // - `dry_run` judges and counts, and refuses nothing: for watching what it would do first.
 // - Memory is bounded: at most `max_keys` keys (further names are never refused and learn
 //   nothing), at most `max_samples` samples each.
@@ -90,8 +93,8 @@ struct ServiceTimeAdmissionStats {
   std::uint64_t probes = 0;            // doomed-looking requests let through as probes
   std::uint64_t dry_run = 0;           // doomed-looking requests let through by dry_run
   std::uint64_t samples = 0;           // completed runs recorded
-  std::uint64_t censored_kept = 0;     // stopped runs recorded (at or above the estimate)
-  std::uint64_t censored_dropped = 0;  // stopped runs dropped (below the estimate)
+  std::uint64_t censored_kept = 0;     // stopped runs recorded (see above)
+  std::uint64_t censored_dropped = 0;  // stopped runs dropped
   std::size_t keys = 0;                // keys tracked
   std::uint64_t untracked = 0;         // lookups of new names refused because max_keys were taken
 };

@@ -218,7 +218,8 @@ TEST_F(ServiceTimeAdmissionTest, StoppedRunsAreCensoredSamples) {
   for (int i = 0; i < 10; ++i) a.record_stopped(a.key("k"), 20ms);
   EXPECT_EQ(a.recent_samples("k"), 4u);
   EXPECT_EQ(a.stats().censored_dropped, 10u);
-  // Cut at 400 ms: it needed at least 400 ms, more than the estimate. Kept: it raises it.
+  // Cut at 400 ms: it needed at least 400 ms, more than the estimate. While fewer than
+  // min_samples runs completed, kept: it raises it.
   for (int i = 0; i < 3; ++i) a.record_stopped(a.key("k"), 400ms);
   EXPECT_EQ(a.recent_samples("k"), 7u);
   EXPECT_EQ(a.estimate("k"), 100ms);
@@ -226,6 +227,19 @@ TEST_F(ServiceTimeAdmissionTest, StoppedRunsAreCensoredSamples) {
   EXPECT_EQ(a.estimate("k"), 400ms) << "5 of 9 runs needed at least 400 ms";
   EXPECT_EQ(a.stats().censored_kept, 6u);
   EXPECT_EQ(a.stats().samples, 3u);
+}
+
+TEST_F(ServiceTimeAdmissionTest, OnceRunsCompleteStoppedOnesNoLongerRaiseTheEstimate) {
+  ServiceTimeAdmission a({.quantile = 0.1, .min_samples = 4, .probe_interval = 0s, .clock = &clock_});
+  Complete(a, "k", 20ms, 4);
+  EXPECT_EQ(a.estimate("k"), 20ms);
+  // Overload: callers cut at their deadline after waiting 70 ms for a connection. Their times
+  // are the queue's, not the work's; were they kept, the p10 would climb to 70 ms and every
+  // caller with less than that would be refused, although the work takes 20 ms.
+  for (int i = 0; i < 100; ++i) a.record_stopped(a.key("k"), 70ms);
+  EXPECT_EQ(a.estimate("k"), 20ms);
+  EXPECT_EQ(a.stats().censored_dropped, 100u);
+  EXPECT_TRUE(Admitted(a, 30ms, "k"));
 }
 
 TEST_F(ServiceTimeAdmissionTest, FailuresRecordNothing) {
@@ -289,7 +303,8 @@ TEST_F(ServiceTimeAdmissionTest, CountsRefusalsAndShowsTheEstimate) {
 }
 
 TEST_F(ServiceTimeAdmissionTest, RunRecordsCompletionsAndStopsButNotFailures) {
-  ServiceTimeAdmission a({.quantile = 0.5, .min_samples = 1, .probe_interval = 0s, .clock = &clock_});
+  // Two samples to estimate from: with one completed run, a stopped run is still evidence.
+  ServiceTimeAdmission a({.quantile = 0.5, .min_samples = 2, .probe_interval = 0s, .clock = &clock_});
   const int v = RunSync([&]() -> asio::awaitable<int> {
     co_return co_await a.run(Context(), "k", [&](const Context&) -> asio::awaitable<int> {
       clock_.advance(40ms);
@@ -297,7 +312,7 @@ TEST_F(ServiceTimeAdmissionTest, RunRecordsCompletionsAndStopsButNotFailures) {
     });
   });
   EXPECT_EQ(v, 7);
-  EXPECT_EQ(a.estimate("k"), 40ms);
+  EXPECT_EQ(a.recent_samples("k"), 1u);
 
   EXPECT_THROW(RunSync([&]() -> asio::awaitable<void> {
                  co_await a.run(Context(), "k", [&](const Context&) -> asio::awaitable<void> {

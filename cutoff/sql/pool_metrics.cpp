@@ -20,6 +20,11 @@ void register_pool_metrics(observe::Registry& registry, Pool& pool, const std::s
           [](const PoolStats& s) { return s.rejected; });
   counter("cutoff_pool_stopped_waiting_total", "Callers whose context stopped while they waited for a connection.",
           [](const PoolStats& s) { return s.stopped_waiting; });
+  counter("cutoff_pool_refused_doomed_total",
+          "Checkouts refused before waiting: the budget left could not cover the wait and a typical hold.",
+          [](const PoolStats& s) { return s.refused_doomed; });
+  gauge("cutoff_pool_mean_hold_seconds", "Recent mean time a connection is kept by its caller.",
+        [](const PoolStats& s) { return std::chrono::duration<double>(s.mean_hold).count(); });
   counter("cutoff_pool_discarded_total", "Connections closed because they came back unclean or failed a ping.",
           [](const PoolStats& s) { return s.discarded; });
 }

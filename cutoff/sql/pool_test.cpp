@@ -12,7 +12,10 @@
 #include <boost/system/system_error.hpp>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "cutoff/sql/pool_metrics.hpp"
 #include "cutoff/sql/sqlite/sqlite_connection.hpp"
@@ -67,6 +70,91 @@ TEST(Pool, QueuedCallerLeavesAtItsDeadline) {
   EXPECT_LT(waited, 250ms);
   EXPECT_EQ(pool.stats().stopped_waiting, 1u);
   EXPECT_EQ(pool.stats().waiting, 0u);
+}
+
+TEST(Pool, ACallerWhoseBudgetCannotCoverTheWaitIsRefusedAtOnce) {
+  Pool pool(sqlite_factory({}), {.max_size = 1, .refuse_doomed_waits = true});
+  std::optional<Error> refused;
+  std::chrono::steady_clock::duration took{};
+  bool patient_got_one = false;
+  RunSync([&]() -> asio::awaitable<void> {
+    // The pool learns that a connection is kept about 20 ms.
+    for (int i = 0; i < 10; ++i) {
+      auto conn = co_await pool.acquire(Context());
+      co_await Sleep(20ms);
+    }
+    EXPECT_GE(pool.stats().mean_hold, 15ms);
+    auto holder = co_await pool.acquire(Context());
+    // With the connection taken, a caller with 10 ms left could not even wait for it.
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      auto conn = co_await pool.acquire(Context().with_timeout(10ms));
+    } catch (const Error& e) {
+      refused = e;
+    }
+    took = std::chrono::steady_clock::now() - start;
+    // A caller with plenty of budget waits as before.
+    asio::co_spawn(
+        co_await asio::this_coro::executor,
+        [&]() -> asio::awaitable<void> {
+          auto conn = co_await pool.acquire(Context().with_timeout(10s));
+          patient_got_one = true;
+        },
+        asio::detached);
+    co_await Sleep(5ms);
+    holder.reset();
+    for (int i = 0; i < 500 && !patient_got_one; ++i) co_await Sleep(1ms);
+  });
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code(), ErrorCode::deadline_exceeded);
+  EXPECT_NE(std::string(refused->what()).find("refused before waiting"), std::string::npos) << refused->what();
+  EXPECT_LT(took, 5ms) << "refused before waiting, not at its deadline";
+  EXPECT_TRUE(patient_got_one);
+  EXPECT_EQ(pool.stats().refused_doomed, 1u);
+  EXPECT_EQ(pool.stats().stopped_waiting, 0u);
+}
+
+TEST(Pool, WithoutTheOptionACallerWaitsUntilItsDeadline) {
+  Pool pool(sqlite_factory({}), {.max_size = 1});
+  std::optional<ErrorCode> code;
+  RunSync([&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 10; ++i) {
+      auto conn = co_await pool.acquire(Context());
+      co_await Sleep(20ms);
+    }
+    auto holder = co_await pool.acquire(Context());
+    try {
+      auto conn = co_await pool.acquire(Context().with_timeout(10ms));
+    } catch (const Error& e) {
+      code = e.code();
+    }
+  });
+  EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+  EXPECT_EQ(pool.stats().refused_doomed, 0u);
+  EXPECT_EQ(pool.stats().stopped_waiting, 1u);
+}
+
+TEST(Pool, UnderCongestionAReturnedConnectionGoesToTheNewestWaiter) {
+  Pool pool(sqlite_factory({}), {.max_size = 1, .newest_first_after = 0ms});
+  std::vector<int> order;
+  RunSync([&]() -> asio::awaitable<void> {
+    auto holder = co_await pool.acquire(Context());
+    auto ex = co_await asio::this_coro::executor;
+    for (int i = 1; i <= 3; ++i) {
+      asio::co_spawn(
+          ex,
+          [&, i]() -> asio::awaitable<void> {
+            auto conn = co_await pool.acquire(Context().with_timeout(10s));
+            order.push_back(i);
+            co_await Sleep(2ms);
+          },
+          asio::detached);
+      co_await Sleep(1ms);
+    }
+    holder.reset();
+    for (int i = 0; i < 500 && order.size() < 3; ++i) co_await Sleep(1ms);
+  });
+  EXPECT_EQ(order, (std::vector<int>{3, 2, 1}));
 }
 
 TEST(Pool, ConnectionHandedToAWaiterIsNotPinged) {

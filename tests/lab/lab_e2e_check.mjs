@@ -12,6 +12,10 @@
 // - The GraphQL scenario gives partial responses under cutoff, whose cut fields' backend work
 //   had stopped when the answer arrived (within milliseconds of the response); under timeouts
 //   it outlives the response.
+// - Under overload (three times the measured capacity, offered by users who retry) cutoff keeps
+//   most of its capacity as goodput and its cheap lookups recover within seconds of the excess
+//   stopping, while timeouts collapse: retries multiply the load, most database time is zombie
+//   work, and the lookups recover later or never.
 // - lab-results.json has the documented shape (docs/lab.md) and adds up (each request complete,
 //   partial or failed; failed requests counted once by their code, field errors apart), and the
 //   report page made from it draws every chart in headless Chromium without an error, at a
@@ -43,6 +47,8 @@ const FIGURES = ['requests', 'ok', 'partial', 'failed', 'fast_requests', 'fast_o
   'goodput_rps', 'answered_rps', 'p50_ms', 'p99_ms', 'errors', 'request_errors', 'fast_request_errors', 'field_errors',
   'pool_size', 'peak_pool_in_use', 'peak_pool_waiting', 'pool_queued_s', 'db_seconds', 'zombie_seconds', 'zombie_share',
   'overshoot_p50_ms', 'overshoot_p99_ms', 'retries', 'timeline'];
+const OVERLOAD_FIGURES = ['capacity_per_s', 'offered_per_s', 'goodput_per_s', 'goodput_ratio', 'overload_attempts_per_s',
+  'overload_retries', 'baseline_fast_p99_ms', 'recovered', 'recovery_s', 'phases', 'fast_p99_windows'];
 const GRAPHQL_FIGURES = ['valuations_asked', 'cut_fields_total', 'cut_fields_gone', 'cut_outlived_p50_ms',
   'cut_outlived_max_ms', 'cut_fields'];
 
@@ -128,6 +134,26 @@ function checkFigures(byName) {
   check(gql.timeouts.cut_fields.some((f) => f.outlived_ms > 50),
     `graphql: with timeouts cut fields' work outlived the response ` +
     `(${gql.timeouts.cut_fields.map((f) => f.outlived_ms).join(', ')})`);
+
+  // Overload: three times the capacity, offered by users who retry. The target (docs/lab.md)
+  // is cutoff keeping 0.9 of its capacity as goodput; the margins here are for a loaded machine.
+  const ov = byName.overload;
+  for (const mode of MODES) {
+    check(ov[mode].capacity_per_s > 5, `overload/${mode}: a capacity was measured (${ov[mode].capacity_per_s}/s)`);
+  }
+  check(ov.cutoff.goodput_ratio >= 0.6,
+    `overload: cutoff keeps most of its capacity as goodput (${ov.cutoff.goodput_ratio} of ${ov.cutoff.capacity_per_s}/s)`);
+  check(ov.timeouts.goodput_ratio <= 0.5 && ov.timeouts.goodput_ratio < ov.cutoff.goodput_ratio / 2,
+    `overload: timeouts collapse (goodput ${ov.timeouts.goodput_ratio} of capacity, against cutoff's ` +
+    `${ov.cutoff.goodput_ratio})`);
+  check(ov.timeouts.overload_retries > 0 && ov.timeouts.overload_attempts_per_s > 1.5 * ov.timeouts.offered_per_s,
+    `overload: timeouts' retries multiply the load (${ov.timeouts.overload_attempts_per_s}/s sent for ` +
+    `${ov.timeouts.offered_per_s}/s offered)`);
+  check(ov.timeouts.zombie_share > 0.5, `overload: with timeouts most database time is zombie work (${ov.timeouts.zombie_share})`);
+  check(ov.cutoff.recovered && ov.cutoff.recovery_s <= 3,
+    `overload: cutoff's lookups are back within 3 s of the excess stopping (${ov.cutoff.recovery_s} s)`);
+  check(!ov.timeouts.recovered || ov.timeouts.recovery_s > ov.cutoff.recovery_s,
+    `overload: timeouts recover later than cutoff, or never (${ov.timeouts.recovered ? `${ov.timeouts.recovery_s} s` : 'never'})`);
 }
 
 async function main() {
@@ -164,11 +190,12 @@ async function main() {
   const doc = JSON.parse(readFileSync(results, 'utf8'));
   check(doc.database === (db.startsWith('sqlite:') ? 'sqlite' : 'postgresql'), `the database is named (${doc.database})`);
   const byName = Object.fromEntries((doc.scenarios ?? []).map((s) => [s.name, s.modes]));
-  check(['chain', 'amplification', 'graphql'].every((n) => byName[n]), 'every scenario is in the results');
+  check(['chain', 'amplification', 'graphql', 'overload'].every((n) => byName[n]), 'every scenario is in the results');
   for (const [name, modes] of Object.entries(byName)) {
     for (const mode of MODES) {
       const m = modes?.[mode];
-      const missing = [...FIGURES, ...(name === 'graphql' ? GRAPHQL_FIGURES : [])].filter((f) => !(m && f in m));
+      const own = name === 'graphql' ? GRAPHQL_FIGURES : name === 'overload' ? OVERLOAD_FIGURES : [];
+      const missing = [...FIGURES, ...own].filter((f) => !(m && f in m));
       check(missing.length === 0, `${name}/${mode} has every figure${missing.length ? ` (missing ${missing})` : ''}`);
     }
   }

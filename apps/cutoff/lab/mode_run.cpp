@@ -221,6 +221,7 @@ json::object ModeRun::Run() {
   inv.valuation_time = layers_.query;
   inv.valuation_steps = *valuation_steps_;
   inv.own_timeout = layers_.inventory;
+  inv.pool_newest_first_after = Scaled(0.1, lab_.scale);  // 100 ms, scaled like the budgets
   if (!postgres_) {
     inv.statement_observer = [log = log_](const sql::StatementEvent& e) {
       if (!e.ended) return log->started();

@@ -7,7 +7,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 // g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
 // large coroutines (a false positive: both are awaitable_frame_base's).
@@ -28,6 +27,15 @@ constexpr double kWindow = 0.5;       // seconds: the lookups' p99 is taken per 
 constexpr double kRecovered = 2.0;    // back when the p99 is within this times the baseline's
 constexpr double kWarmUp = 0.25;      // share of the capacity phase not measured
 constexpr int kOverloadWarehouse = 6; // a small warehouse: its valuation is ~3% of warehouse 1's
+constexpr int kRetries = 2;           // a user retries a request without a complete answer twice
+
+// Users of the capacity phase: half as many as connections. Enough to keep the database busy
+// (its statements compete for the same cores), and few enough that nobody queues for a
+// connection and no request nears its deadline, so every mode measures the same thing: a
+// service at work, not one already overloaded by the measurement (a closed loop as large as
+// the pool, under `timeouts`, turns each request cut at its deadline into a zombie statement
+// plus a new request).
+int CapacityUsers(const LabOptions& lab) { return std::max(1, lab.pool_size / 2); }
 
 }  // namespace
 
@@ -37,10 +45,9 @@ ScenarioSpec OverloadSpec(const LabOptions& options) {
   spec.name = "overload";
   spec.title = "Overload: capacity measured, then three times that offered by users who retry twice, then the "
                "excess removed while the cheap lookups show whether the services recover";
-  const char* w = std::getenv("LAB_W");  // TEMP
-  spec.query = "{ stockValuation(warehouseId: " + std::string(w ? w : std::to_string(kOverloadWarehouse)) + ") }";
+  spec.query = "{ stockValuation(warehouseId: " + std::to_string(kOverloadWarehouse) + ") }";
   spec.fast_rate = kLookupRate;
-  spec.max_retries = std::getenv("LAB_R") ? std::atoi(std::getenv("LAB_R")) : 2;  // TEMP
+  spec.max_retries = kRetries;
   return spec;
 }
 
@@ -111,7 +118,7 @@ asio::awaitable<void> OverloadRun::Load() {
   asio::co_spawn(ex, Lookups(), [&lookups_done](std::exception_ptr) { lookups_done = true; });
 
   const Phase& capacity = phases_[0];
-  for (int u = 0; u < lab_.pool_size; ++u) asio::co_spawn(ex, ClosedLoopUser(u, capacity.to), asio::detached);
+  for (int u = 0; u < CapacityUsers(lab_); ++u) asio::co_spawn(ex, ClosedLoopUser(u, capacity.to), asio::detached);
   asio::steady_timer timer(ex);
   timer.expires_at(t0_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capacity.to)));
   co_await timer.async_wait(asio::use_awaitable);
@@ -119,7 +126,7 @@ asio::awaitable<void> OverloadRun::Load() {
   const double rate = std::max(capacity_, 1.0);  // a service that answered nothing still gets load
 
   co_await Arrivals(kLow * rate, phases_[1].to);
-  co_await Arrivals((std::getenv("LAB_K") ? std::atof(std::getenv("LAB_K")) : kOverload) * rate, phases_[2].to);  // TEMP
+  co_await Arrivals(kOverload * rate, phases_[2].to);
   co_await Arrivals(kLow * rate, phases_[3].to);
   while (!lookups_done) {
     timer.expires_after(Ms(10));

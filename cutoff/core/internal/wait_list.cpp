@@ -44,6 +44,12 @@ Waiter* WaitList::PopFront() noexcept {
   return w;
 }
 
+Waiter* WaitList::PopBack() noexcept {
+  Waiter* w = tail_;
+  if (w) Remove(w);
+  return w;
+}
+
 void WaitList::Remove(Waiter* w) noexcept {
   if (w->prev_) w->prev_->next_ = w->next_;
   else head_ = w->next_;

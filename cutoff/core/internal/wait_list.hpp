@@ -20,6 +20,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,7 @@ class Waiter : public std::enable_shared_from_this<Waiter> {
   // Guarded by the owner's mutex.
   State state = State::queued;
   StopReason stop = StopReason::none;
+  std::chrono::steady_clock::time_point queued_at{};  // set by owners that serve by age
 
   // Thread-safe, at most once: makes the waiting coroutine resume by posting to its
   // executor (at once, if it has not started waiting yet).
@@ -85,6 +87,9 @@ class WaitList {
   void PushBack(Waiter* w) noexcept;
   // Null when empty.
   Waiter* PopFront() noexcept;
+  Waiter* PopBack() noexcept;
+  // The longest waiter; null when empty.
+  Waiter* front() const noexcept { return head_; }
   void Remove(Waiter* w) noexcept;
 
  private:
