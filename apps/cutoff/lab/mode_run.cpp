@@ -48,7 +48,8 @@ Layers::Layers(double scale)
     : user(Scaled(5, scale)), gateway(Scaled(2, scale)), inventory(Scaled(10, scale)), query(Scaled(8, scale)),
       valuation_cap(Scaled(1.5, scale)) {}
 
-resilience::PolicyOptions GatewayPolicy(wh::Mode mode) {
+resilience::PolicyOptions GatewayPolicy(wh::Mode mode, bool naive_retries) {
+  if (!naive_retries) return resilience::PolicyOptions{};  // one attempt, no breaker
   if (mode == wh::Mode::cutoff) return wh::default_inventory_policy();
   resilience::PolicyOptions naive;  // no breaker
   naive.retry = wh::default_inventory_policy().retry;
@@ -249,7 +250,7 @@ json::object ModeRun::Run() {
   gw.mode = mode_;
   gw.operation_budget = layers_.gateway;
   gw.valuation_cap = layers_.valuation_cap;
-  gw.inventory_policy = GatewayPolicy(mode_);
+  gw.inventory_policy = GatewayPolicy(mode_, spec_.naive_retries);
   wh::Gateway gateway(gateway_io.get_executor(), gw);
   http::ServerOptions gso = gateway.server_options(nullptr);
   gso.one_io_thread = true;

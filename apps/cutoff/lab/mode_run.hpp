@@ -55,10 +55,12 @@ struct Layers {
   explicit Layers(double scale);
 };
 
-// How the gateway calls the inventory in each mode: under `cutoff` the reference policy
-// (warehouse::default_inventory_policy(): a retry budget and a breaker); under `timeouts` and
-// `none` the usual naive setup, 3 attempts with no retry budget and no breaker.
-resilience::PolicyOptions GatewayPolicy(wh::Mode mode);
+// How the gateway calls the inventory. With `naive_retries` (the overload scenario): under
+// `cutoff` the reference policy (warehouse::default_inventory_policy(): a retry budget and a
+// breaker), under `timeouts` and `none` the usual naive setup, 3 attempts with no retry budget
+// and no breaker. Otherwise one attempt per call and no breaker in every mode, so that only
+// the deadlines differ.
+resilience::PolicyOptions GatewayPolicy(wh::Mode mode, bool naive_retries);
 
 // ---- What the database saw ------------------------------------------------------------------
 
@@ -130,6 +132,8 @@ struct ScenarioSpec {
   double fast_rate = 0;               // unrelated cheap queries per second
   int max_retries = 0;                // a user retries a failed request this often
   bool sequential = false;            // one operation at a time (graphql)
+  // How the gateway retries its calls to the inventory (see GatewayPolicy).
+  bool naive_retries = false;
 };
 
 class ModeRun {

@@ -48,6 +48,7 @@ ScenarioSpec OverloadSpec(const LabOptions& options) {
   spec.query = "{ stockValuation(warehouseId: " + std::to_string(kOverloadWarehouse) + ") }";
   spec.fast_rate = kLookupRate;
   spec.max_retries = kRetries;
+  spec.naive_retries = true;
   return spec;
 }
 

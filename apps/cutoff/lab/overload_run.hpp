@@ -6,8 +6,8 @@
 //                                              // goodput_per_s, goodput_ratio, recovery_s, ...
 //
 // Phases (lengths from LabOptions::duration_s, 19 s at its default of 10):
-//   capacity  closed loop: half as many users as connections, each sending its next request when the last one is
-//             answered; complete answers per second are the capacity
+//   capacity  closed loop: half as many users as connections, each sending its next request
+//             when the last one is answered; complete answers per second are the capacity
 //   baseline  open loop at half the capacity: the p99 of the cheap lookups here is the baseline
 //   overload  open loop at three times the capacity; users retry a request that got no
 //             complete answer (twice, after a short pause, the same in every mode)
