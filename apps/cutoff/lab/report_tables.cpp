@@ -258,7 +258,7 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
             "The capacity measured at low load, three times that offered by users who retry, then the excess taken "
             "away.");
     t.row({"capacity_per_s", "Capacity", "req/s", 1, Better::neither,
-           "complete answers per second with as many users as connections, each sending its next request when "
+           "complete answers per second with half as many users as connections, each sending its next request when "
            "the last is answered"});
     t.row({"offered_per_s", "Offered", "req/s", 1, Better::neither,
            "new requests per second during the overload, about three times the capacity (retries not included)"});
