@@ -6,9 +6,9 @@
 // self-contained HTML page (lab/report_html.hpp). Exit codes: 0 when the page was
 // written; 2 when the results cannot be read, are not JSON or are not a results document
 // (and for bad usage); 1 when the page cannot be written.
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <boost/json/stream_parser.hpp>
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,8 +17,8 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
-#include <vector>
 #include <system_error>
+#include <vector>
 
 #include "commands.hpp"
 #include "conventions.hpp"
@@ -208,8 +208,7 @@ int RunLabCommand(RunOptions& opts, const std::string& scenarios, const std::str
 
 void AddLabCommand(CLI::App& app) {
   CLI::App* lab = app.add_subcommand(
-      "lab",
-      "The lab: scenarios run with no deadlines, with per-layer timeouts and with cutoff, side by side");
+      "lab", "The lab: scenarios run with no deadlines, with per-layer timeouts and with cutoff, side by side");
   lab->description(
       "The lab: the reference warehouse services under load, run with no deadlines (none), with\n"
       "per-layer timeouts (timeouts) and with cutoff, side by side. Prints a live progress line,\n"
@@ -240,16 +239,15 @@ void AddLabCommand(CLI::App& app) {
     const int code = RunLabCommand(run, scenarios, modes);
     if (code != 0) throw CLI::RuntimeError(code);
   });
-  CLI::App* report = lab->add_subcommand(
-      "report",
-      "Render a results document (lab-results.json) as one self-contained HTML page: a comparison\n"
-      "table and charts of pool occupancy, goodput and zombie work per scenario. The page loads\n"
-      "nothing from anywhere (it works opened from file://) and embeds the results it shows.\n"
-      "Exit codes: 0 written; 2 unreadable, invalid or not a results document; 1 cannot write.");
+  CLI::App* report =
+      lab->add_subcommand("report",
+                          "Render a results document (lab-results.json) as one self-contained HTML page: a comparison\n"
+                          "table and charts of pool occupancy, goodput and zombie work per scenario. The page loads\n"
+                          "nothing from anywhere (it works opened from file://) and embeds the results it shows.\n"
+                          "Exit codes: 0 written; 2 unreadable, invalid or not a results document; 1 cannot write.");
   static ReportOptions opts;
   report->add_option("--results", opts.results_path, "The results document to read")->capture_default_str();
-  report->add_option("--out", opts.out_path, "Where to write the page ('-': standard output)")
-      ->capture_default_str();
+  report->add_option("--out", opts.out_path, "Where to write the page ('-': standard output)")->capture_default_str();
   report->callback([] {
     const int code = RunReport(opts);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -32,7 +32,7 @@ PoolStats Pool::stats() const {
 
 namespace {
 
-constexpr double kHoldWeight = 0.05;      // of each new hold in the mean: about the last 20
+constexpr double kHoldWeight = 0.05;        // of each new hold in the mean: about the last 20
 constexpr std::uint64_t kHoldsToJudge = 8;  // holds seen before a wait is judged at all
 // Holds vary, and a caller admitted with just enough budget on average is cut half the time,
 // after holding a connection for nothing: it must have a quarter more than the estimate.
@@ -79,7 +79,8 @@ asio::awaitable<Pool::Lease> Pool::acquire(const Context& ctx) {
       const auto waited = static_cast<double>((std::chrono::steady_clock::now() - queued_at).count());
       std::lock_guard lock(mu_);
       const double per_place = waited / static_cast<double>(ahead + 1);
-      wait_per_place_ns_ = waits_++ == 0 ? per_place : wait_per_place_ns_ + kHoldWeight * (per_place - wait_per_place_ns_);
+      wait_per_place_ns_ =
+          waits_++ == 0 ? per_place : wait_per_place_ns_ + kHoldWeight * (per_place - wait_per_place_ns_);
     } catch (...) {
       std::lock_guard lock(mu_);
       const Error* e = find_error(std::current_exception());
@@ -160,9 +161,8 @@ void Pool::RefuseIfDoomed(const Context& ctx) {
   ++stats_.refused_doomed;
   throw Error(ErrorCode::deadline_exceeded,
               "connection pool: refused before waiting: needs ~" + Ms(needs_ns) + " ms (~" + Ms(wait_ns) +
-                  " ms for one of " + std::to_string(options_.max_size) + " connections with " +
-                  std::to_string(ahead) + " callers ahead, then a typical hold of " + Ms(mean_hold_ns_) + " ms), " +
-                  Ms(left_ns) + " ms left",
+                  " ms for one of " + std::to_string(options_.max_size) + " connections with " + std::to_string(ahead) +
+                  " callers ahead, then a typical hold of " + Ms(mean_hold_ns_) + " ms), " + Ms(left_ns) + " ms left",
               ctx.request_id());
 }
 

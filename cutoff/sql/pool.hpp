@@ -57,7 +57,7 @@ struct PoolOptions {
   std::size_t max_size = 4;
   std::size_t max_waiters = 256;
   std::chrono::milliseconds health_check_after{30'000};
-  bool refuse_doomed_waits = false;  // see above
+  bool refuse_doomed_waits = false;               // see above
   Duration newest_first_after = Duration::max();  // see above; max: never
 };
 
@@ -72,7 +72,7 @@ struct PoolStats {
   std::uint64_t rejected = 0;         // overloaded: the wait queue was full
   std::uint64_t stopped_waiting = 0;  // left the queue because their context stopped
   std::uint64_t refused_doomed = 0;   // refused before waiting: the budget could not cover it
-  Duration mean_hold{};                // recent mean time a lease is kept (zero: none yet)
+  Duration mean_hold{};               // recent mean time a lease is kept (zero: none yet)
 };
 
 class Pool {

@@ -5,7 +5,8 @@ namespace cutoff::sql {
 void register_pool_metrics(observe::Registry& registry, Pool& pool, const std::string& name) {
   const Pool* p = &pool;
   auto gauge = [&](const char* metric, const char* help, auto read) {
-    registry.gauge_callback(metric, help, {"pool"}, {name}, [p, read] { return static_cast<double>(read(p->stats())); });
+    registry.gauge_callback(metric, help, {"pool"}, {name},
+                            [p, read] { return static_cast<double>(read(p->stats())); });
   };
   auto counter = [&](const char* metric, const char* help, auto read) {
     registry.counter_callback(metric, help, {"pool"}, {name},

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,7 +11,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
-#include <atomic>
 #include <map>
 #include <optional>
 #include <random>
@@ -319,7 +319,8 @@ TEST(Pool, ManyCallersWithShortDeadlinesNeverLeakOrExceedTheLimit) {
           try {
             auto conn = co_await pool.acquire(ctx);
             if (slow_query)  // runs until the deadline interrupts it
-              co_await conn->execute(ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c", {});
+              co_await conn->execute(
+                  ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c", {});
             co_await conn->execute(ctx, "select 1", {});
             co_await Sleep(hold);
             ++ok;

@@ -1,7 +1,7 @@
 #include "lab/lab_runner.hpp"
 
-#include <boost/json/serialize.hpp>
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -48,7 +48,8 @@ std::vector<ScenarioSpec> Specs(const LabOptions& o) {
   std::vector<ScenarioSpec> chosen;
   for (const std::string& name : o.scenarios) {
     auto it = std::find_if(all.begin(), all.end(), [&](const ScenarioSpec& s) { return s.name == name; });
-    if (it == all.end()) throw std::invalid_argument("unknown scenario \"" + name + "\" (chain, amplification, graphql, overload)");
+    if (it == all.end())
+      throw std::invalid_argument("unknown scenario \"" + name + "\" (chain, amplification, graphql, overload)");
     chosen.push_back(*it);
   }
   return chosen;
@@ -133,7 +134,9 @@ std::string OverloadTable(const json::value& results) {
     for (const auto& [mode, v] : s.at("modes").as_object()) {
       const json::object& m = v.as_object();
       if (!m.contains("capacity_per_s")) continue;
-      auto num = [&](const char* k) { return m.contains(k) && m.at(k).is_number() ? m.at(k).to_number<double>() : 0.0; };
+      auto num = [&](const char* k) {
+        return m.contains(k) && m.at(k).is_number() ? m.at(k).to_number<double>() : 0.0;
+      };
       char recovery[32];
       const bool never = m.contains("recovered") && m.at("recovered").is_bool() && !m.at("recovered").as_bool();
       std::snprintf(recovery, sizeof recovery, never ? "never" : "%.1f", num("recovery_s"));
@@ -145,18 +148,20 @@ std::string OverloadTable(const json::value& results) {
     }
   }
   if (rows.empty()) return rows;
-  std::string out = "\nUnder overload: the capacity measured at low load, then about three times that offered by users\n"
-                    "who retry, then the excess taken away:\n";
+  std::string out =
+      "\nUnder overload: the capacity measured at low load, then about three times that offered by users\n"
+      "who retry, then the excess taken away:\n";
   std::snprintf(line, sizeof line, "%-13s %-8s %8s %8s %8s %8s %7s %7s %8s\n", "", "", "capacity", "offered", "sent",
                 "goodput", "goodput", "", "");
   out += line;
   std::snprintf(line, sizeof line, "%-13s %-8s %8s %8s %8s %8s %7s %7s %8s\n", "scenario", "mode", "req/s", "req/s",
                 "req/s", "req/s", "/capac.", "retries", "recovery");
   out += line + rows;
-  out += "capacity: complete answers per second at low load. offered: new requests per second during the\n"
-         "  overload; sent: with the retries. goodput: complete answers per second during the overload.\n"
-         "recovery: seconds after the excess stopped until the cheap lookups' p99 was within twice its\n"
-         "  level before the overload (never: not within the time watched).\n";
+  out +=
+      "capacity: complete answers per second at low load. offered: new requests per second during the\n"
+      "  overload; sent: with the retries. goodput: complete answers per second during the overload.\n"
+      "recovery: seconds after the excess stopped until the cheap lookups' p99 was within twice its\n"
+      "  level before the overload (never: not within the time watched).\n";
   return out;
 }
 
@@ -166,8 +171,8 @@ std::string FormatTable(const json::value& results) {
   // Two header lines: what each column is, then its unit. 98 columns wide.
   std::string out;
   char line[320];
-  std::snprintf(line, sizeof line, "%-13s %-8s %8s %7s %6s %8s %8s %6s %7s %7s %8s\n", "", "", "complete",
-                "partial", "failed", "lookups", "goodput", "p99", "queued", "zombie", "stop p99");
+  std::snprintf(line, sizeof line, "%-13s %-8s %8s %7s %6s %8s %8s %6s %7s %7s %8s\n", "", "", "complete", "partial",
+                "failed", "lookups", "goodput", "p99", "queued", "zombie", "stop p99");
   out += line;
   std::snprintf(line, sizeof line, "%-13s %-8s %8s %7s %6s %8s %8s %6s %7s %7s %8s\n", "scenario", "mode", "answers",
                 "answers", "reqs", "ok/sent", "req/s", "ms", "s", "%", "ms");
@@ -176,9 +181,12 @@ std::string FormatTable(const json::value& results) {
   for (const json::value& s : results.at("scenarios").as_array()) {
     for (const auto& [mode, v] : s.at("modes").as_object()) {
       const json::object& m = v.as_object();
-      auto num = [&](const char* k) { return m.contains(k) && m.at(k).is_number() ? m.at(k).to_number<double>() : 0.0; };
+      auto num = [&](const char* k) {
+        return m.contains(k) && m.at(k).is_number() ? m.at(k).to_number<double>() : 0.0;
+      };
       char lookups[32] = "-";
-      if (num("fast_requests") > 0) std::snprintf(lookups, sizeof lookups, "%.0f/%.0f", num("fast_ok"), num("fast_requests"));
+      if (num("fast_requests") > 0)
+        std::snprintf(lookups, sizeof lookups, "%.0f/%.0f", num("fast_ok"), num("fast_requests"));
       const std::string name(s.at("name").as_string());
       std::snprintf(line, sizeof line, "%-13s %-8s %8.0f %7.0f %6.0f %8s %8.1f %6.0f %7.2f %7.1f %8.0f\n", name.c_str(),
                     std::string(mode).c_str(), num("ok"), num("partial"), num("failed"), lookups, num("goodput_rps"),
@@ -213,13 +221,14 @@ std::string FormatTable(const json::value& results) {
       }
     }
   }
-  out += "\ncomplete/partial/failed: the slow requests (valuations; graphql: operations), retries included;\n"
-         "  partial: data with some fields cut; failed: no data, or the user gave up.\n"
-         "lookups: cheap bin lookups answered in full, of those sent. goodput: complete answers per second.\n"
-         "p99: latency of the slow requests, to the answer or to giving up. queued: how long some caller\n"
-         "  waited for a database connection. zombie: share of the database's statement time spent after\n"
-         "  the caller had its answer. stop p99: how long after the answer a still-running statement ended.\n\n"
-         "Why requests failed, and the field errors inside partial answers (counted apart):\n";
+  out +=
+      "\ncomplete/partial/failed: the slow requests (valuations; graphql: operations), retries included;\n"
+      "  partial: data with some fields cut; failed: no data, or the user gave up.\n"
+      "lookups: cheap bin lookups answered in full, of those sent. goodput: complete answers per second.\n"
+      "p99: latency of the slow requests, to the answer or to giving up. queued: how long some caller\n"
+      "  waited for a database connection. zombie: share of the database's statement time spent after\n"
+      "  the caller had its answer. stop p99: how long after the answer a still-running statement ended.\n\n"
+      "Why requests failed, and the field errors inside partial answers (counted apart):\n";
   out += errors;
   out += OverloadTable(results);
   const LabSummary summary = SummarizeLab(results);

@@ -25,8 +25,8 @@ struct LabOptions {
   double scale = 0.05;
   double duration_s = 10;  // load per scenario and mode
   int pool_size = 4;
-  double rate = 0;         // requests per second; 0: from the pool size and the scale
-  bool progress = true;    // a live line on stderr
+  double rate = 0;       // requests per second; 0: from the pool size and the scale
+  bool progress = true;  // a live line on stderr
 };
 
 // Throws std::runtime_error when the services cannot start (e.g. the database is unreachable).

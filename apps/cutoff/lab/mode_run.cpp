@@ -1,5 +1,6 @@
 #include "lab/mode_run.hpp"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -9,7 +10,6 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -45,7 +45,10 @@ Ms Scaled(double seconds, double scale) {
 }  // namespace
 
 Layers::Layers(double scale)
-    : user(Scaled(5, scale)), gateway(Scaled(2, scale)), inventory(Scaled(10, scale)), query(Scaled(8, scale)),
+    : user(Scaled(5, scale)),
+      gateway(Scaled(2, scale)),
+      inventory(Scaled(10, scale)),
+      query(Scaled(8, scale)),
       valuation_cap(Scaled(1.5, scale)) {}
 
 resilience::PolicyOptions GatewayPolicy(wh::Mode mode, bool naive_retries) {
@@ -60,7 +63,8 @@ resilience::PolicyOptions GatewayPolicy(wh::Mode mode, bool naive_retries) {
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())) - 1));
+  const std::size_t i =
+      std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())) - 1));
   return v[i];
 }
 
@@ -113,11 +117,11 @@ class PgActivityWatcher {
       const auto now = Clock::now();
       std::map<std::string, Seen> next;
       try {
-        sql::Result r = co_await conn->execute(
-            Context().with_timeout(std::chrono::seconds(2)),
-            "select pid::text || '/' || query_start::text as k, query from pg_stat_activity "
-            "where state = 'active' and pid <> pg_backend_pid() and query like '%request_id=%'",
-            {});
+        sql::Result r =
+            co_await conn->execute(Context().with_timeout(std::chrono::seconds(2)),
+                                   "select pid::text || '/' || query_start::text as k, query from pg_stat_activity "
+                                   "where state = 'active' and pid <> pg_backend_pid() and query like '%request_id=%'",
+                                   {});
         for (std::size_t i = 0; i < r.size(); ++i) {
           const std::string key = r[i].get<std::string>("k");
           const std::string query = r[i].get<std::string>("query");
@@ -177,8 +181,14 @@ void Bump(json::object& counts, const std::string& code) {
 
 ModeRun::ModeRun(const LabOptions& lab, const ScenarioSpec& spec, wh::Mode mode, std::string db, bool postgres,
                  std::int64_t* valuation_steps)
-    : lab_(lab), spec_(spec), mode_(mode), layers_(lab.scale), load_for_(lab.duration_s), db_(std::move(db)),
-      postgres_(postgres), valuation_steps_(valuation_steps) {
+    : lab_(lab),
+      spec_(spec),
+      mode_(mode),
+      layers_(lab.scale),
+      load_for_(lab.duration_s),
+      db_(std::move(db)),
+      postgres_(postgres),
+      valuation_steps_(valuation_steps) {
   // Request ids unique to this run: work a previous run left behind is never counted here.
   tag_ = std::string(1, spec_.name[0]) + std::string(1, wh::to_string(mode_)[0]) + "-";
 }
@@ -371,7 +381,8 @@ asio::awaitable<void> ModeRun::User(std::string id, std::string query, bool fast
         if (!eo) continue;
         std::string code = "internal";
         if (auto* ext = eo->if_contains("extensions"); ext && ext->is_object())
-          if (auto* c = ext->as_object().if_contains("code"); c && c->is_string()) code = Lower(std::string(c->as_string()));
+          if (auto* c = ext->as_object().if_contains("code"); c && c->is_string())
+            code = Lower(std::string(c->as_string()));
         a.codes.push_back(code);
         // warehouses.3.stockValuation
         if (auto* path = eo->if_contains("path"); path && path->is_array()) {
@@ -505,7 +516,9 @@ json::object ModeRun::Figures(double duration, const std::vector<Statement>& sta
       for (const std::string& c : a.codes) codes += " " + c;
       std::fprintf(stderr, "attempt %-12s %8.3f s .. %8.3f s %-8s%s\n", a.id.c_str(), Since(t0_, a.start),
                    Since(t0_, a.end),
-                   a.outcome == Outcome::complete ? "complete" : a.outcome == Outcome::partial ? "partial" : "failed",
+                   a.outcome == Outcome::complete  ? "complete"
+                   : a.outcome == Outcome::partial ? "partial"
+                                                   : "failed",
                    codes.c_str());
     }
   }
@@ -582,9 +595,11 @@ json::object ModeRun::Figures(double duration, const std::vector<Statement>& sta
     m["cut_fields_total"] = cut_outlived.size();
     m["cut_fields_gone"] = gone;
     // Nothing cut: nothing to say how long it ran on.
-    m["cut_outlived_p50_ms"] = cut_outlived.empty() ? json::value(nullptr) : json::value(Round(Percentile(cut_outlived, 0.50)));
-    m["cut_outlived_max_ms"] = cut_outlived.empty() ? json::value(nullptr)
-                                                    : json::value(Round(*std::max_element(cut_outlived.begin(), cut_outlived.end())));
+    m["cut_outlived_p50_ms"] =
+        cut_outlived.empty() ? json::value(nullptr) : json::value(Round(Percentile(cut_outlived, 0.50)));
+    m["cut_outlived_max_ms"] = cut_outlived.empty()
+                                   ? json::value(nullptr)
+                                   : json::value(Round(*std::max_element(cut_outlived.begin(), cut_outlived.end())));
     // The fields cut in the last answer that had any, and how long the statement behind each
     // one outlived the response.
     json::array cut;

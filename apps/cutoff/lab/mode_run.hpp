@@ -44,9 +44,7 @@ namespace wh = cutoff::warehouse;
 using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::milliseconds;
 
-inline double Since(Clock::time_point t0, Clock::time_point t) {
-  return std::chrono::duration<double>(t - t0).count();
-}
+inline double Since(Clock::time_point t0, Clock::time_point t) { return std::chrono::duration<double>(t - t0).count(); }
 
 // The timeout table of the chain (user 5 s, gateway 2 s, inventory 10 s, query 8 s), scaled.
 struct Layers {

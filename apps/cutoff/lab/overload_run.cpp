@@ -1,11 +1,11 @@
 #include "lab/overload_run.hpp"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <cmath>
 
 // g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
@@ -20,14 +20,14 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr double kOverload = 3.0;     // offered load in the overload phase, times the capacity
-constexpr double kLow = 0.5;          // offered load before and after it, times the capacity
-constexpr double kLookupRate = 40;    // cheap lookups per second, in every phase
-constexpr double kWindow = 0.5;       // seconds: the lookups' p99 is taken per window
-constexpr double kRecovered = 2.0;    // back when the p99 is within this times the baseline's
-constexpr double kWarmUp = 0.25;      // share of the capacity phase not measured
-constexpr int kOverloadWarehouse = 6; // a small warehouse: its valuation is ~3% of warehouse 1's
-constexpr int kRetries = 2;           // a user retries a request without a complete answer twice
+constexpr double kOverload = 3.0;      // offered load in the overload phase, times the capacity
+constexpr double kLow = 0.5;           // offered load before and after it, times the capacity
+constexpr double kLookupRate = 40;     // cheap lookups per second, in every phase
+constexpr double kWindow = 0.5;        // seconds: the lookups' p99 is taken per window
+constexpr double kRecovered = 2.0;     // back when the p99 is within this times the baseline's
+constexpr double kWarmUp = 0.25;       // share of the capacity phase not measured
+constexpr int kOverloadWarehouse = 6;  // a small warehouse: its valuation is ~3% of warehouse 1's
+constexpr int kRetries = 2;            // a user retries a request without a complete answer twice
 
 // Users of the capacity phase: half as many as connections. Enough to keep the database busy
 // (its statements compete for the same cores), and few enough that nobody queues for a
@@ -43,8 +43,9 @@ ScenarioSpec OverloadSpec(const LabOptions& options) {
   (void)options;
   ScenarioSpec spec;
   spec.name = "overload";
-  spec.title = "Overload: capacity measured, then three times that offered by users who retry twice, then the "
-               "excess removed while the cheap lookups show whether the services recover";
+  spec.title =
+      "Overload: capacity measured, then three times that offered by users who retry twice, then the "
+      "excess removed while the cheap lookups show whether the services recover";
   spec.query = "{ stockValuation(warehouseId: " + std::to_string(kOverloadWarehouse) + ") }";
   spec.fast_rate = kLookupRate;
   spec.max_retries = kRetries;
@@ -52,8 +53,8 @@ ScenarioSpec OverloadSpec(const LabOptions& options) {
   return spec;
 }
 
-OverloadRun::OverloadRun(const LabOptions& lab, const ScenarioSpec& spec, wh::Mode mode, std::string db,
-                         bool postgres, std::int64_t* valuation_steps)
+OverloadRun::OverloadRun(const LabOptions& lab, const ScenarioSpec& spec, wh::Mode mode, std::string db, bool postgres,
+                         std::int64_t* valuation_steps)
     : ModeRun(lab, spec, mode, std::move(db), postgres, valuation_steps) {
   const double d = lab.duration_s;
   double at = 0;
@@ -176,7 +177,8 @@ void OverloadRun::AddFigures(json::object& m) {
       recovered_at = end;
   }
   json::array phases;
-  for (const Phase& p : phases_) phases.push_back(json::object{{"name", p.name}, {"from", Round(p.from, 2)}, {"to", Round(p.to, 2)}});
+  for (const Phase& p : phases_)
+    phases.push_back(json::object{{"name", p.name}, {"from", Round(p.from, 2)}, {"to", Round(p.to, 2)}});
   m["capacity_per_s"] = Round(capacity_);
   m["offered_per_s"] = Round(kOverload * capacity_);
   m["low_offered_per_s"] = Round(kLow * capacity_);

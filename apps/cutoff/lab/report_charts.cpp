@@ -68,7 +68,7 @@ void OpenFigure(std::string& out, std::string_view kind, std::string_view id, st
 
 // The key of a chart, as HTML under it (it wraps on a narrow screen, text in an SVG cannot).
 struct Key {
-  std::string_view mode;   // data-mode, or empty
+  std::string_view mode;  // data-mode, or empty
   std::string_view color;
   std::string label;
   std::string_view style;  // "line", "dashed", "box"
@@ -343,7 +343,8 @@ void ZombieChart(std::string& out, std::string_view id, std::string_view scenari
         out += " of " + Display(*db, 2) + " s";
         if (*db > 0) out += " (" + Percent(*zombie / *db) + ")";
       }
-      if (statements) out += " &#183; " + Count(*statements) + (*statements == 1 ? " statement" : " statements") + " ran on";
+      if (statements)
+        out += " &#183; " + Count(*statements) + (*statements == 1 ? " statement" : " statements") + " ran on";
     }
     out += "</span></div>\n";
   }

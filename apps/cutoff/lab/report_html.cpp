@@ -1,7 +1,7 @@
 #include "lab/report_html.hpp"
 
-#include <boost/json/serialize.hpp>
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -112,9 +112,8 @@ void Scenario(std::string& out, const json::value& scenario, std::size_t index, 
   // Partial answers are the GraphQL scenario's result: its chart counts them too (goodput,
   // complete answers only, is 0 there). Older documents have goodput only.
   std::string_view answers_key = kind.graphql ? "answered_rps" : "goodput_rps";
-  if (kind.graphql && std::all_of(modes.begin(), modes.end(), [](const json::value* m) {
-        return Timeline(m, "answered_rps").empty();
-      })) {
+  if (kind.graphql && std::all_of(modes.begin(), modes.end(),
+                                  [](const json::value* m) { return Timeline(m, "answered_rps").empty(); })) {
     answers_key = "goodput_rps";
   }
   for (std::size_t i = 0; i < kModes.size(); ++i) {

@@ -10,8 +10,8 @@
 #ifndef CUTOFF_APPS_CUTOFF_LAB_REPORT_MODEL_HPP_
 #define CUTOFF_APPS_CUTOFF_LAB_REPORT_MODEL_HPP_
 
-#include <boost/json/value.hpp>
 #include <array>
+#include <boost/json/value.hpp>
 #include <cstddef>
 #include <optional>
 #include <string>

@@ -94,7 +94,8 @@ std::optional<std::string> CutFieldsInWords(const json::value* m) {
     s += *total == 1 ? ", and its statement had stopped by the time the answer arrived"
                      : ", and every one's statement had stopped by the time the answer arrived";
   } else {
-    s += ", and the statements behind " + Count(*total - *gone) + " of them were still running when the answer "
+    s += ", and the statements behind " + Count(*total - *gone) +
+         " of them were still running when the answer "
          "arrived";
     if (auto longest = Fig(m, "cut_outlived_max_ms")) s += ", for up to " + Display(*longest, 0) + " ms";
   }
@@ -121,27 +122,32 @@ std::optional<std::string> RecoveryInWords(const json::value* m) {
 
 // An overload run in words: the capacity, the goodput under three times that, the recovery.
 void OverloadInWords(std::vector<std::string>& out, const Modes& modes) {
-  if (std::string capacity = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
-        if (auto v = Fig(m, "capacity_per_s")) return Display(*v, 1);
-        return std::nullopt;
-      });
+  if (std::string capacity = PerMode(modes,
+                                     [](const json::value* m) -> std::optional<std::string> {
+                                       if (auto v = Fig(m, "capacity_per_s")) return Display(*v, 1);
+                                       return std::nullopt;
+                                     });
       !capacity.empty()) {
     out.push_back("Capacity measured at low load, complete answers per second: " + capacity +
                   "; each mode was then offered about three times its own.");
   }
-  if (std::string goodput = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
-        auto g = Fig(m, "goodput_per_s");
-        if (!g) return std::nullopt;
-        std::string s = Display(*g, 1);
-        if (auto r = Fig(m, "goodput_ratio")) s += " (" + Display(*r, 2) + " of its capacity)";
-        return s;
-      });
+  if (std::string goodput = PerMode(modes,
+                                    [](const json::value* m) -> std::optional<std::string> {
+                                      auto g = Fig(m, "goodput_per_s");
+                                      if (!g) return std::nullopt;
+                                      std::string s = Display(*g, 1);
+                                      if (auto r = Fig(m, "goodput_ratio"))
+                                        s += " (" + Display(*r, 2) + " of its capacity)";
+                                      return s;
+                                    });
       !goodput.empty()) {
     out.push_back("During the overload, complete answers per second: " + goodput + ".");
   }
   if (std::string recovery = PerMode(modes, RecoveryInWords); !recovery.empty()) {
-    out.push_back("After the excess stopped, the cheap lookups' p99 was back within twice its level before the "
-                  "overload " + recovery + ".");
+    out.push_back(
+        "After the excess stopped, the cheap lookups' p99 was back within twice its level before the "
+        "overload " +
+        recovery + ".");
   }
 }
 
@@ -176,30 +182,33 @@ std::vector<std::string> ScenarioInWords(std::string_view name, const Modes& mod
       out.push_back(s + ".");
     }
   }
-  if (std::string p50 = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
-        if (auto v = Fig(m, "p50_ms")) return Display(*v, 0) + " ms";
-        return std::nullopt;
-      });
+  if (std::string p50 = PerMode(modes,
+                                [](const json::value* m) -> std::optional<std::string> {
+                                  if (auto v = Fig(m, "p50_ms")) return Display(*v, 0) + " ms";
+                                  return std::nullopt;
+                                });
       !p50.empty()) {
     out.push_back("Median time until the answer, or until the user gave up: " + p50 + ".");
   }
 
   // The cheap lookups, and the connections they waited for.
   if (any_fast) {
-    if (std::string answered = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
-          auto ok = Fig(m, "fast_ok"), sent = Fig(m, "fast_requests");
-          if (!ok || !sent) return std::nullopt;
-          return Count(*ok) + " of " + Count(*sent);
-        });
+    if (std::string answered = PerMode(modes,
+                                       [](const json::value* m) -> std::optional<std::string> {
+                                         auto ok = Fig(m, "fast_ok"), sent = Fig(m, "fast_requests");
+                                         if (!ok || !sent) return std::nullopt;
+                                         return Count(*ok) + " of " + Count(*sent);
+                                       });
         !answered.empty()) {
       out.push_back("Cheap lookups answered in full: " + answered + ".");
     }
   }
   if (!AllEqual(modes, "pool_queued_s")) {
-    if (std::string queued = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
-          if (auto v = Fig(m, "pool_queued_s")) return Display(*v, 1) + " s";
-          return std::nullopt;
-        });
+    if (std::string queued = PerMode(modes,
+                                     [](const json::value* m) -> std::optional<std::string> {
+                                       if (auto v = Fig(m, "pool_queued_s")) return Display(*v, 1) + " s";
+                                       return std::nullopt;
+                                     });
         !queued.empty()) {
       std::string s = "Callers waited for a database connection " + queued;
       if (auto d = Fig(modes[2] ? modes[2] : modes[1] ? modes[1] : modes[0], "duration_s")) {
@@ -227,28 +236,32 @@ std::vector<std::string> ScenarioInWords(std::string_view name, const Modes& mod
         out.push_back(s + ".");
       }
     } else if (std::string a = PerMode(modes, rate("answered_rps")); !a.empty()) {
-      out.push_back("Goodput is 0 in every mode, since nothing was answered in full; answers with data (partial "
-                    "ones) per second: " + a + ".");
+      out.push_back(
+          "Goodput is 0 in every mode, since nothing was answered in full; answers with data (partial "
+          "ones) per second: " +
+          a + ".");
     }
   }
 
   // The database's side.
-  if (std::string share = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
-        if (auto v = Fig(m, "zombie_share")) return Percent(*v);
-        return std::nullopt;
-      });
+  if (std::string share = PerMode(modes,
+                                  [](const json::value* m) -> std::optional<std::string> {
+                                    if (auto v = Fig(m, "zombie_share")) return Percent(*v);
+                                    return std::nullopt;
+                                  });
       !share.empty()) {
     std::string s = "Share of the database's statement time nobody waited for: " + share;
     if (auto ran_on = Fig(modes[2], "zombie_statements"); ran_on && *ran_on == 0) {
       s += "; under cutoff, no statement ran on more than 5 ms after its caller had the answer";
     } else if (auto p99 = Fig(modes[2], "overshoot_p99_ms")) {
-      s += "; under cutoff, a statement still running when its caller had the answer ended within " +
-           Display(*p99, 0) + " ms of it (p99)";
+      s += "; under cutoff, a statement still running when its caller had the answer ended within " + Display(*p99, 0) +
+           " ms of it (p99)";
     }
     out.push_back(s + ".");
     if (LeftWorkRunning(modes[0])) {
-      out.push_back("With no deadlines, work was still running long after the load ended and the lab had to stop "
-                    "it, so that mode's figure is a lower bound.");
+      out.push_back(
+          "With no deadlines, work was still running long after the load ended and the lab had to stop "
+          "it, so that mode's figure is a lower bound.");
     }
   }
 
@@ -264,11 +277,12 @@ std::vector<std::string> ScenarioInWords(std::string_view name, const Modes& mod
     });
     if (!retries.empty()) {
       std::string s = "Retries of failed requests: " + retries;
-      if (std::string per = PerMode(modes, [](const json::value* m) -> std::optional<std::string> {
-            auto db = Fig(m, "db_seconds"), sent = Fig(m, "requests");
-            if (!db || !sent || *sent <= 0) return std::nullopt;
-            return Display(*db / *sent, 2) + " s";
-          });
+      if (std::string per = PerMode(modes,
+                                    [](const json::value* m) -> std::optional<std::string> {
+                                      auto db = Fig(m, "db_seconds"), sent = Fig(m, "requests");
+                                      if (!db || !sent || *sent <= 0) return std::nullopt;
+                                      return Display(*db / *sent, 2) + " s";
+                                    });
           !per.empty()) {
         s += "; database statement time per " + std::string(kind.plural.substr(0, kind.plural.size() - 1)) +
              " sent, retries included: " + per;
@@ -303,9 +317,11 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
     for (std::size_t i : {1u, 0u}) {
       if (share[i]) others.push_back(*share[i] + " " + std::string(kModes[i].phrase));
     }
-    out.push_back("Work nobody waited for (statements still running after their caller had its answer or had "
-                  "given up): " + *share[2] + " of the database's statement time under cutoff, against " +
-                  JoinAnd(others) + (all.size() > 1 ? " (all scenarios together)." : "."));
+    out.push_back(
+        "Work nobody waited for (statements still running after their caller had its answer or had "
+        "given up): " +
+        *share[2] + " of the database's statement time under cutoff, against " + JoinAnd(others) +
+        (all.size() > 1 ? " (all scenarios together)." : "."));
   }
 
   // The cheap lookups of the scenarios that have them.
@@ -322,7 +338,8 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
     const auto queued = Total(with_fast, "pool_queued_s");
     std::vector<std::string> parts;
     for (std::size_t i : kSentenceOrder) {
-      if (ok[i] && sent[i]) parts.push_back(Count(*ok[i]) + " of " + Count(*sent[i]) + " " + std::string(kModes[i].phrase));
+      if (ok[i] && sent[i])
+        parts.push_back(Count(*ok[i]) + " of " + Count(*sent[i]) + " " + std::string(kModes[i].phrase));
     }
     if (parts.size() >= 2) {
       std::string s = "Cheap lookups answered in full: " + JoinAnd(parts);
@@ -346,16 +363,19 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
     std::string s = "No valuation request or GraphQL operation was answered in full in any mode";
     std::vector<std::string> parts;
     for (std::size_t i : kSentenceOrder) {
-      if (partial[i] && sent[i]) parts.push_back(Count(*partial[i]) + " of " + Count(*sent[i]) + " " + std::string(kModes[i].phrase));
+      if (partial[i] && sent[i])
+        parts.push_back(Count(*partial[i]) + " of " + Count(*sent[i]) + " " + std::string(kModes[i].phrase));
     }
     if (parts.size() >= 2) s += "; answered partially (what fit in the budget): " + JoinAnd(parts);
     out.push_back(s + ".");
   } else {
     std::vector<std::string> parts;
     for (std::size_t i : kSentenceOrder) {
-      if (ok[i] && sent[i]) parts.push_back(Count(*ok[i]) + " of " + Count(*sent[i]) + " " + std::string(kModes[i].phrase));
+      if (ok[i] && sent[i])
+        parts.push_back(Count(*ok[i]) + " of " + Count(*sent[i]) + " " + std::string(kModes[i].phrase));
     }
-    if (parts.size() >= 2) out.push_back("Valuation requests and GraphQL operations answered in full: " + JoinAnd(parts) + ".");
+    if (parts.size() >= 2)
+      out.push_back("Valuation requests and GraphQL operations answered in full: " + JoinAnd(parts) + ".");
   }
 
   // Overload runs: how much of the capacity stayed useful, and how soon the services were back.
@@ -399,8 +419,10 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
       parts.push_back(p);
     }
     if (parts.empty()) continue;
-    out.push_back("GraphQL fields cut from partial answers whose statement had already stopped when the answer "
-                  "arrived: " + JoinAnd(parts) + ".");
+    out.push_back(
+        "GraphQL fields cut from partial answers whose statement had already stopped when the answer "
+        "arrived: " +
+        JoinAnd(parts) + ".");
   }
   return out;
 }

@@ -41,8 +41,7 @@ void FigureRow(std::string& out, std::string_view key, std::string_view label, s
       if (!v) continue;
       if (present++ == 0 || (better == Better::higher ? *v > best : *v < best)) best = *v;
     }
-    marked = present >= 2 &&
-             std::any_of(values.begin(), values.end(), [&](const auto& v) { return v && *v != best; });
+    marked = present >= 2 && std::any_of(values.begin(), values.end(), [&](const auto& v) { return v && *v != best; });
   }
   out += "<tr data-figure=\"";
   AppendHtml(out, key);
@@ -96,7 +95,8 @@ class TableRows {
 
   // A group of rows under a heading with its definition; the group is written with its first row.
   void group(std::string_view id, std::string_view title, std::string definition) {
-    pending_ = "<tbody data-group=\"" + std::string(id) + "\"><tr class=\"group\"><th scope=\"rowgroup\" colspan=\"4\">";
+    pending_ =
+        "<tbody data-group=\"" + std::string(id) + "\"><tr class=\"group\"><th scope=\"rowgroup\" colspan=\"4\">";
     AppendHtml(pending_, title);
     if (!definition.empty()) {
       pending_ += "<span class=\"def\">";
@@ -111,8 +111,8 @@ class TableRows {
     const Values v = values(f.key, f.scale);
     if (std::none_of(v.begin(), v.end(), [](const auto& x) { return x.has_value(); })) return;
     begin_row();
-    FigureRow(out_, f.key, f.label, f.unit, definition.empty() ? f.definition : definition, false, f.decimals,
-              f.better, v);
+    FigureRow(out_, f.key, f.label, f.unit, definition.empty() ? f.definition : definition, false, f.decimals, f.better,
+              v);
   }
 
   // A row per code any mode reported in the errors object `key` (sorted by name); a mode with
@@ -222,7 +222,8 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
 
   TableRows t(out, modes);
   const std::string patience = user_ms ? " after " + Display(*user_ms, 0) + " ms" : std::string();
-  t.group("slow", kind.noun, Capitalized(std::string(kind.what)) + ". Each is counted once: a retry is a request of its own.");
+  t.group("slow", kind.noun,
+          Capitalized(std::string(kind.what)) + ". Each is counted once: a retry is a request of its own.");
   t.row({"requests", "Sent", "", -1, Better::neither, "retries included"});
   t.row({"ok", "Answered in full", "", -1, Better::higher, "all the data asked for, and no error"});
   t.row({"partial", "Answered partially", "", -1, Better::neither,
@@ -279,8 +280,7 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
   t.row({"goodput_rps", "Goodput", "req/s", 1, Better::higher,
          "complete answers per second of load, both kinds: all the data asked for, no error, before the user gave "
          "up"});
-  t.row({"answered_rps", "Answers with data", "req/s", 1, Better::higher,
-         "complete or partial answers per second"});
+  t.row({"answered_rps", "Answers with data", "req/s", 1, Better::higher, "complete or partial answers per second"});
 
   if (t.has_object("field_errors")) {
     t.group("field-errors", "Field errors",
@@ -304,7 +304,8 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
     t.row({"cut_outlived_max_ms", "Statement ran on, longest", "ms", 1, Better::lower, ""});
   }
 
-  t.group("db", "Database", "Statement time as the database saw it, each statement matched to the request that caused it.");
+  t.group("db", "Database",
+          "Statement time as the database saw it, each statement matched to the request that caused it.");
   t.row({"db_seconds", "Statement time", "s", 2, Better::neither, "statement-seconds spent on this mode's requests"});
   std::string zombie = "of that, the time after the caller had its answer or had given up";
   if (LeftWorkRunning(modes[0])) {
@@ -321,7 +322,8 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
   t.group("pool", "Connection pool", "The inventory service's database connections, sampled every 20 ms.");
   t.row({"pool_size", "Connections", "", -1, Better::neither, ""});
   t.row({"peak_pool_in_use", "Peak in use", "", -1, Better::lower, ""});
-  t.row({"pool_queued_s", "Callers queued", "s", 2, Better::lower, "how long some caller was waiting for a connection"});
+  t.row(
+      {"pool_queued_s", "Callers queued", "s", 2, Better::lower, "how long some caller was waiting for a connection"});
   t.row({"peak_pool_waiting", "Most callers queued at once", "", -1, Better::lower, ""});
   t.end();
   out += "</table></div>\n";
@@ -348,9 +350,10 @@ void CutFieldsTable(std::string& out, std::string_view scenario, const Modes& mo
   if (!any) return;
   out += "<figure class=\"chart-box cut-fields-box\" data-chart=\"cut-fields\" data-scenario=\"";
   AppendHtml(out, scenario);
-  out += "\"><figcaption>The fields cut from each mode's last partial answer</figcaption>\n<p class=\"def\">How "
-         "long after the answer the statement behind each cut field ended, in ms: 0 means it had already stopped. "
-         "&#8220;not cut&#8221;: that answer had the field.</p>\n<table class=\"cut-fields\" data-scenario=\"";
+  out +=
+      "\"><figcaption>The fields cut from each mode's last partial answer</figcaption>\n<p class=\"def\">How "
+      "long after the answer the statement behind each cut field ended, in ms: 0 means it had already stopped. "
+      "&#8220;not cut&#8221;: that answer had the field.</p>\n<table class=\"cut-fields\" data-scenario=\"";
   AppendHtml(out, scenario);
   out += "\">\n<thead><tr><th scope=\"col\">field</th>";
   for (const Mode& mode : kModes) ModeHeader(out, mode, /*with_meaning=*/false);
@@ -375,7 +378,8 @@ void CutFieldsTable(std::string& out, std::string_view scenario, const Modes& mo
       out += "\"";
       auto it = cut[i].find(path);
       if (none_cut) {
-        out += " rowspan=\"" + std::to_string(paths.size()) + "\" class=\"muted nothing-cut\">no answer had a cut field";
+        out +=
+            " rowspan=\"" + std::to_string(paths.size()) + "\" class=\"muted nothing-cut\">no answer had a cut field";
       } else if (!fields || !fields->is_array()) {
         out += ">" + std::string(kMissing);
       } else if (it == cut[i].end()) {
@@ -388,7 +392,8 @@ void CutFieldsTable(std::string& out, std::string_view scenario, const Modes& mo
     out += "</tr>\n";
     ++row;
   }
-  if (paths.empty()) out += "<tr class=\"none-cut\"><td colspan=\"4\" class=\"muted\">no field was cut in any mode</td></tr>\n";
+  if (paths.empty())
+    out += "<tr class=\"none-cut\"><td colspan=\"4\" class=\"muted\">no field was cut in any mode</td></tr>\n";
   out += "</tbody></table></figure>\n";
 }
 

@@ -53,8 +53,7 @@ asio::awaitable<std::int64_t> ActiveFor(Connection& observer, const std::string&
   std::vector<Value> p{"%request_id='" + request_id + "'%"};
   Result r = co_await observer.execute(
       Context(),
-      "select count(*) from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()",
-      p);
+      "select count(*) from pg_stat_activity where state = 'active' and query like $1 and pid <> pg_backend_pid()", p);
   co_return r[0].get<std::int64_t>(0);
 }
 
@@ -62,8 +61,10 @@ TEST_F(Pg, StatementsParametersAndTypedRows) {
   RunSync([&]() -> asio::awaitable<void> {
     auto conn = co_await open_postgresql(Context(), opts_);
     EXPECT_EQ(conn->driver(), "postgresql");
-    co_await conn->execute(Context(), "create temp table item(id bigint primary key, name text, price float8, "
-                                      "data bytea, ok bool, qty int)", {});
+    co_await conn->execute(Context(),
+                           "create temp table item(id bigint primary key, name text, price float8, "
+                           "data bytea, ok bool, qty int)",
+                           {});
     std::vector<Value> row{std::int64_t{1}, "widget", 2.5, Blob{std::string("\x00\xff", 2)}, true, nullptr};
     Result ins = co_await conn->execute(Context(), "insert into item values ($1, $2, $3, $4, $5, $6)", row);
     EXPECT_EQ(ins.rows_affected(), 1);
@@ -500,11 +501,11 @@ TEST_F(Pg, PoolOfFourUnderFiftyShortDeadlines) {
   RunSync([&]() -> asio::awaitable<void> {
     auto observer = co_await open_postgresql(Context(), opts_);
     std::vector<Value> p{tagged.application_name};
-    Result r = co_await observer->execute(
-        Context(),
-        "select count(*) as sessions, count(*) filter (where state = 'active') as active "
-        "from pg_stat_activity where application_name = $1",
-        p);
+    Result r =
+        co_await observer->execute(Context(),
+                                   "select count(*) as sessions, count(*) filter (where state = 'active') as active "
+                                   "from pg_stat_activity where application_name = $1",
+                                   p);
     EXPECT_LE(r[0].get<int>("sessions"), 4);
     EXPECT_EQ(r[0].get<int>("active"), 0);
   });
