@@ -17,6 +17,7 @@
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"
+#include "tests/support/with_client.hpp"
 
 namespace cutoff::http {
 namespace {
@@ -24,6 +25,7 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using cutoff::test_support::RunSync;
+using cutoff::test_support::WithClient;
 using cutoff::test_support::Sleep;
 using cutoff::test_support::TimeScale;
 using SteadyClock = std::chrono::steady_clock;
@@ -146,15 +148,6 @@ class ClientTest : public ::testing::Test {
         },
         asio::detached);
     co_return ctx;
-  }
-
-  template <typename F>
-  auto WithClient(ClientOptions options, F f) {
-    using Result = typename decltype(f(std::declval<Client&>()))::value_type;
-    return RunSync([&]() -> asio::awaitable<Result> {
-      Client client(co_await asio::this_coro::executor, options);
-      co_return co_await f(client);
-    });
   }
 
   asio::io_context io_;
