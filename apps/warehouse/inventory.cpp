@@ -1,5 +1,6 @@
 #include "warehouse/inventory.hpp"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -158,10 +159,23 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
   if (options_.mode == Mode::cutoff && options_.admission && !admission_) {
     resilience::ServiceTimeAdmissionOptions a = *options_.admission;
     if (metrics && !a.metrics) {
-      admission_metrics_ = std::make_unique<resilience::ResilienceMetrics>(*metrics);
-      a.metrics = admission_metrics_.get();
+      resilience_metrics_ = std::make_unique<resilience::ResilienceMetrics>(*metrics);
+      a.metrics = resilience_metrics_.get();
     }
     admission_ = std::make_unique<resilience::ServiceTimeAdmission>(a);
+  }
+  if (options_.mode == Mode::cutoff && options_.valuation_limit && !valuation_limit_) {
+    resilience::AdaptiveLimitOptions l = *options_.valuation_limit;
+    l.max_limit = std::max<std::size_t>(1, std::min(l.max_limit, options_.pool_size));
+    l.min_limit = std::min(l.min_limit, l.max_limit);
+    if (l.initial_limit > l.max_limit) l.initial_limit = l.max_limit;
+    if (l.newest_first_after == Duration::max()) l.newest_first_after = options_.pool_newest_first_after;
+    if (l.name == "default") l.name = "inventory.valuation";
+    if (metrics && !l.metrics) {
+      if (!resilience_metrics_) resilience_metrics_ = std::make_unique<resilience::ResilienceMetrics>(*metrics);
+      l.metrics = resilience_metrics_.get();
+    }
+    valuation_limit_ = std::make_unique<resilience::AdaptiveLimit>(l);
   }
   // The service's declared budget, bound only under `cutoff`: the other modes are the
   // baselines the lab compares against, servers that never stop their handlers.
@@ -215,8 +229,21 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
   mount_work("GET", "/valuation", "inventory.valuation", [this](const Request& req) -> Work {
     const std::int64_t warehouse = IntParam(req, "warehouse");
     return [this, warehouse](const Context& ctx) -> asio::awaitable<Response> {
+      if (!valuation_limit_) {
+        sql::Pool::Lease conn = co_await Acquire(ctx);
+        co_return Response::json(200, co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps));
+      }
+      resilience::AdaptiveLimit::Permit permit = co_await valuation_limit_->acquire(ctx);
       sql::Pool::Lease conn = co_await Acquire(ctx);
-      co_return Response::json(200, co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps));
+      std::string body;
+      try {
+        body = co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps);
+      } catch (...) {
+        if (ctx.stop_requested()) permit.stopped();  // cut at its deadline while running
+        throw;
+      }
+      permit.completed();
+      co_return Response::json(200, std::move(body));
     };
   });
 

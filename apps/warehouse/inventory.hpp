@@ -30,7 +30,10 @@
 //   none      nothing is bounded: every request runs to the end, however long it waits.
 // Under cutoff a request whose budget is below its route's recent service time is refused
 // with 504 deadline_exceeded before it takes a connection (`admission`, on by default;
-// resilience/service_time_admission.hpp), so doomed work never holds the pool.
+// resilience/service_time_admission.hpp), so doomed work never holds the pool; and valuations,
+// the heavy statement, run under an adaptive concurrency limit (`valuation_limit`, on by
+// default; resilience/adaptive_limit.hpp) that lowers how many run at once when they slow
+// down or are cut at their deadlines, leaving the other connections to the cheap routes.
 #ifndef CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 #define CUTOFF_APPS_WAREHOUSE_INVENTORY_HPP_
 
@@ -47,6 +50,7 @@
 #include "cutoff/effects/effects.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "cutoff/resilience/adaptive_limit.hpp"
 #include "cutoff/resilience/metrics.hpp"
 #include "cutoff/resilience/service_time_admission.hpp"
 #include "cutoff/sql/pool.hpp"
@@ -81,6 +85,12 @@ struct InventoryOptions {
   // `cutoff` mode: once the longest caller has waited this long for a connection, the newest
   // is served first (sql::PoolOptions::newest_first_after); Duration::max(): FIFO throughout.
   Duration pool_newest_first_after = std::chrono::milliseconds(100);
+  // `cutoff` mode: valuations run under an adaptive concurrency limit (see the top of this
+  // file); none: off. `max_limit` is capped at `pool_size`, `newest_first_after` is
+  // `pool_newest_first_after` unless set. The statements share the machine's cores with
+  // everything else: past a few at once each one only gets slower, and under overload every
+  // one overruns its callers' budgets. Its gauge goes to the registry mount() is given.
+  std::optional<resilience::AdaptiveLimitOptions> valuation_limit = resilience::AdaptiveLimitOptions{};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
   // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions);
@@ -144,8 +154,9 @@ class Inventory {
   Context base_;  // unbound, but stopped by stop_all()
   CancelSource stop_;
   std::unique_ptr<sql::Pool> pool_;
-  std::unique_ptr<resilience::ResilienceMetrics> admission_metrics_;
+  std::unique_ptr<resilience::ResilienceMetrics> resilience_metrics_;
   std::unique_ptr<resilience::ServiceTimeAdmission> admission_;
+  std::unique_ptr<resilience::AdaptiveLimit> valuation_limit_;
   std::unique_ptr<effects::Effects> effects_;
 };
 

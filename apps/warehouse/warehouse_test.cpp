@@ -481,5 +481,35 @@ TEST_F(WarehouseTest, TheInventoryRefusesADoomedRequestBeforeItTakesAConnection)
   EXPECT_EQ(Metric(text, R"(cutoff_resilience_doomed_refused_total{name="inventory.bin"})"), 1) << text;
 }
 
+// Under cutoff, valuations run under an adaptive concurrency limit: valuations cut at their
+// deadline while running are congestion, a window of them lowers the limit, and the
+// inventory's /metrics show it.
+TEST_F(WarehouseTest, ValuationsCutAtTheirDeadlineLowerTheInventorysConcurrencyLimit) {
+  Start(GatewayOptions{}, 1024, [](InventoryOptions& inv) {
+    inv.valuation_steps = 0;  // calibrated at start: each valuation takes about 300 ms
+    inv.valuation_time = 300ms;
+    inv.valuation_limit->window = 4;
+  });
+  const auto limit = [&] {
+    return Metric(inventory_metrics_.expose(), R"(cutoff_resilience_concurrency_limit{name="inventory.valuation"})");
+  };
+  EXPECT_EQ(limit(), 4);  // the pool's size
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    for (int i = 0; i < 4; ++i) {
+      // The budget goes with the request; the client gives up at the same moment.
+      const Context short_budget = Context().with_timeout(40ms);
+      try {
+        EXPECT_EQ((co_await client.get(short_budget, inventory_url_ + "/valuation?warehouse=1")).status, 504);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded);
+      }
+    }
+  });
+  // The last run records its stop as it unwinds, just after its answer went out.
+  for (int i = 0; i < 200 && limit() != 3; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(limit(), 3) << inventory_metrics_.expose();
+}
+
 }  // namespace
 }  // namespace cutoff::warehouse

@@ -22,8 +22,7 @@ ResilienceMetrics::ResilienceMetrics(observe::Registry& registry)
                                    "Circuit breaker state: 0 closed, 1 open, 2 half-open.", {"name"})),
       breaker_rejected(registry.counter("cutoff_resilience_breaker_rejected_total",
                                         "Calls refused by an open circuit breaker.", {"name"})),
-      hedges(registry.counter("cutoff_resilience_hedges_total", "Hedged attempts started after the first.",
-                              {"name"})),
+      hedges(registry.counter("cutoff_resilience_hedges_total", "Hedged attempts started after the first.", {"name"})),
       doomed_refused(registry.counter("cutoff_resilience_doomed_refused_total",
                                       "Requests refused before starting: their remaining budget was below the "
                                       "recent service time.",
@@ -33,6 +32,8 @@ ResilienceMetrics::ResilienceMetrics(observe::Registry& registry)
       service_time_estimate(registry.gauge("cutoff_resilience_service_time_estimate_seconds",
                                            "The recent service time remaining budgets are compared with (0: too "
                                            "few samples to refuse).",
-                                           {"name"})) {}
+                                           {"name"})),
+      concurrency_limit(registry.gauge("cutoff_resilience_concurrency_limit",
+                                       "Runs an adaptive concurrency limit allows at once now.", {"name"})) {}
 
 }  // namespace cutoff::resilience

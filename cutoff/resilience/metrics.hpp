@@ -56,6 +56,8 @@ struct ResilienceMetrics {
   // {name}: the service time a remaining budget is compared with (the quantile, before the
   // factor), as of the key's last use; 0 while it has too few recent samples to refuse.
   observe::Family<observe::Gauge>& service_time_estimate;
+  // AdaptiveLimit, {name}: runs allowed at once now.
+  observe::Family<observe::Gauge>& concurrency_limit;
 };
 
 }  // namespace cutoff::resilience
