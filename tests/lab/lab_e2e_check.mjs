@@ -136,14 +136,14 @@ function checkFigures(byName) {
     `(${gql.timeouts.cut_fields.map((f) => f.outlived_ms).join(', ')})`);
 
   // Overload: three times the capacity, offered by users who retry. The target (docs/lab.md)
-  // is cutoff keeping 0.9 of its capacity as goodput; it is not met reliably on 2 cores
-  // shared by the users, both services and the database (0.36 to 0.88 measured), so what is
-  // asserted is the shape: a quarter of the capacity at least, and five times timeouts' ratio.
+  // is cutoff keeping 0.9 of its capacity as goodput (0.84 to 0.99 measured on 2 shared
+  // cores); what is asserted, with a margin for a busy machine, is 0.6 of the capacity at
+  // least and five times timeouts' ratio.
   const ov = byName.overload;
   for (const mode of MODES) {
     check(ov[mode].capacity_per_s > 5, `overload/${mode}: a capacity was measured (${ov[mode].capacity_per_s}/s)`);
   }
-  check(ov.cutoff.goodput_ratio >= 0.25 && ov.cutoff.goodput_ratio >= 5 * ov.timeouts.goodput_ratio,
+  check(ov.cutoff.goodput_ratio >= 0.6 && ov.cutoff.goodput_ratio >= 5 * ov.timeouts.goodput_ratio,
     `overload: cutoff keeps a share of its capacity as goodput, five times timeouts' at least ` +
     `(${ov.cutoff.goodput_ratio} of ${ov.cutoff.capacity_per_s}/s, against ${ov.timeouts.goodput_ratio})`);
   check(ov.timeouts.goodput_ratio <= 0.5 && ov.timeouts.goodput_ratio < ov.cutoff.goodput_ratio / 2,
