@@ -45,6 +45,7 @@ struct DemoServeOptions {
   PolicyFlags inventory_policy = PolicyFlags::from(wh::default_inventory_policy());
   // The inventory's refusal of doomed requests (cutoff mode).
   bool no_admission = false;
+  bool no_valuation_limit = false;
   double admission_quantile = resilience::ServiceTimeAdmissionOptions().quantile;
 };
 
@@ -74,6 +75,7 @@ int RunDemoServe(const DemoServeOptions& o) {
   inv.pool_size = static_cast<std::size_t>(o.pool_size);
   inv.valuation_time = std::chrono::milliseconds(o.valuation_ms);
   inv.metrics = &inventory_metrics;
+  if (o.no_valuation_limit) inv.valuation_limit.reset();
   if (o.no_admission) inv.admission.reset();
   else inv.admission->quantile = o.admission_quantile;
   wh::Inventory inventory(inv);
@@ -195,6 +197,9 @@ void AddDemoServeCommand(CLI::App& demo) {
   serve->add_flag("--no-admission", opts.no_admission,
                   "Under --mode cutoff, let the inventory start requests whose budget is below the recent service "
                   "time of their route (by default they are refused at once with 504 deadline_exceeded)");
+  serve->add_flag("--no-valuation-limit", opts.no_valuation_limit,
+                  "Under --mode cutoff, run as many valuations at once as the pool has connections (by default an "
+                  "adaptive limit lowers that while they slow down or are cut at their deadlines)");
   serve
       ->add_option("--admission-quantile", opts.admission_quantile,
                    "The inventory refuses a request whose budget is below this quantile of its route's recent "
