@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 
 namespace {
 
@@ -15,14 +15,14 @@ void Require(bool ok) {
   if (!ok) std::abort();
 }
 
-void CheckRelative(const cutoff::http::BudgetOrRejection& r) {
+void CheckRelative(const cutoff::BudgetOrRejection& r) {
   if (const auto* d = std::get_if<cutoff::Duration>(&r)) Require(*d >= cutoff::Duration::zero());
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace cutoff::http;
+  using namespace cutoff;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
 
   CheckRelative(parse_budget_ms(input));

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 #include "cutoff/http/internal/beast_request.hpp"
 #include "cutoff/http/internal/header_checks.hpp"
 #include "cutoff/http/message.hpp"
@@ -89,8 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)req.query_param("query");
   (void)req.query_param("variables");
   const auto headers = req.headers.views();
-  const cutoff::http::BudgetPolicy policy{.legacy_ms_headers = {"X-Client-Timeout-Ms"}};
-  const auto inbound = cutoff::http::parse_inbound_budget(headers, policy, std::chrono::system_clock::now());
+  const cutoff::BudgetPolicy policy{.legacy_ms_headers = {"X-Client-Timeout-Ms"}};
+  const auto inbound = cutoff::parse_inbound_budget(headers, policy, std::chrono::system_clock::now());
   if (inbound.budget > policy.max_budget || inbound.budget < cutoff::Duration::zero()) std::abort();
   return 0;
 }

@@ -76,6 +76,34 @@ std::optional<ErrorCode> parse_graphql_error_code(std::string_view graphql_code)
   return std::nullopt;
 }
 
+ErrorCode error_code_for_grpc_status(int grpc_status) noexcept {
+  const ErrorCodeInfo* only = nullptr;
+  int rows = 0;
+  for (const auto& row : kTable) {
+    if (row.grpc_status != grpc_status) continue;
+    bool same_name = row.name.size() == row.grpc_name.size();
+    for (std::size_t i = 0; same_name && i < row.name.size(); ++i)
+      same_name = row.name[i] == (row.grpc_name[i] >= 'A' && row.grpc_name[i] <= 'Z' ? row.grpc_name[i] - 'A' + 'a'
+                                                                                      : row.grpc_name[i]);
+    if (same_name) return row.code;
+    only = &row;
+    ++rows;
+  }
+  if (rows == 1 && only->code != ErrorCode::commit_ambiguous) return only->code;
+  switch (grpc_status) {
+    case 6:   // ALREADY_EXISTS
+    case 7:   // PERMISSION_DENIED
+    case 9:   // FAILED_PRECONDITION
+    case 11:  // OUT_OF_RANGE
+    case 16:  // UNAUTHENTICATED
+      return ErrorCode::invalid_argument;
+    case 12:  // UNIMPLEMENTED
+      return ErrorCode::not_found;
+    default:  // UNKNOWN, INTERNAL, DATA_LOSS, anything else
+      return ErrorCode::internal;
+  }
+}
+
 ErrorCode error_code_for(StopReason reason) noexcept {
   if (reason == StopReason::none) return ErrorCode::internal;
   for (const auto& row : kTable) {

@@ -68,6 +68,15 @@ std::optional<ErrorCode> parse_error_code(std::string_view name) noexcept;
 std::optional<ErrorCode> parse_graphql_error_code(std::string_view graphql_code) noexcept;
 inline std::string_view to_string(ErrorCode code) noexcept { return info(code).name; }
 
+// The code a gRPC status (a grpc::StatusCode number) stands for when the peer names no cutoff
+// code: the row whose own name is the status's (UNAVAILABLE is `unavailable`, not a shutdown or
+// an attempt's timeout), else the only row with that status (RESOURCE_EXHAUSTED: overloaded;
+// ABORTED: idempotency_conflict), else by what the status means: a refusal of the request
+// (ALREADY_EXISTS, PERMISSION_DENIED, FAILED_PRECONDITION, OUT_OF_RANGE, UNAUTHENTICATED) is
+// invalid_argument, UNIMPLEMENTED is not_found, and the rest are internal. A peer's UNKNOWN is
+// internal: only a cutoff peer's own code says commit_ambiguous.
+ErrorCode error_code_for_grpc_status(int grpc_status) noexcept;
+
 // The error code a stop turns into (internal for StopReason::none).
 ErrorCode error_code_for(StopReason reason) noexcept;
 

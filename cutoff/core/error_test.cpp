@@ -64,6 +64,33 @@ TEST(ErrorTaxonomy, NamesAreUniqueAndParseBack) {
   EXPECT_FALSE(parse_graphql_error_code("").has_value());
 }
 
+TEST(ErrorTaxonomy, AGrpcStatusFromAnyPeerReadsAsOneCode) {
+  EXPECT_EQ(error_code_for_grpc_status(4), ErrorCode::deadline_exceeded);
+  EXPECT_EQ(error_code_for_grpc_status(1), ErrorCode::cancelled);
+  EXPECT_EQ(error_code_for_grpc_status(14), ErrorCode::unavailable);  // not shutdown, not attempt_timeout
+  EXPECT_EQ(error_code_for_grpc_status(8), ErrorCode::overloaded);
+  EXPECT_EQ(error_code_for_grpc_status(10), ErrorCode::idempotency_conflict);
+  EXPECT_EQ(error_code_for_grpc_status(3), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_for_grpc_status(5), ErrorCode::not_found);
+  EXPECT_EQ(error_code_for_grpc_status(13), ErrorCode::internal);
+  // Only a cutoff peer's own trailer says commit_ambiguous; anyone's UNKNOWN is unclassified.
+  EXPECT_EQ(error_code_for_grpc_status(2), ErrorCode::internal);
+  EXPECT_EQ(error_code_for_grpc_status(7), ErrorCode::invalid_argument);   // PERMISSION_DENIED
+  EXPECT_EQ(error_code_for_grpc_status(16), ErrorCode::invalid_argument);  // UNAUTHENTICATED
+  EXPECT_EQ(error_code_for_grpc_status(12), ErrorCode::not_found);         // UNIMPLEMENTED
+  EXPECT_EQ(error_code_for_grpc_status(15), ErrorCode::internal);          // DATA_LOSS
+  EXPECT_EQ(error_code_for_grpc_status(99), ErrorCode::internal);
+  // Every code the server answers with comes back as itself, except those that share a status
+  // (and commit_ambiguous, which only the trailer carries).
+  for (const auto& row : all_error_codes()) {
+    if (row.code == ErrorCode::commit_ambiguous) continue;
+    const ErrorCode back = error_code_for_grpc_status(row.grpc_status);
+    if (back != row.code) {
+      EXPECT_EQ(info(back).grpc_status, row.grpc_status) << row.name;
+    }
+  }
+}
+
 TEST(ErrorTaxonomy, CliExitCodeForSignals) {
   EXPECT_EQ(cli_exit_code(ErrorCode::cancelled, SIGINT), 130);
   EXPECT_EQ(cli_exit_code(ErrorCode::cancelled, SIGTERM), 143);

@@ -4,7 +4,8 @@
 //   DocumentCache cache(16 * 1024 * 1024);
 //   std::shared_ptr<const PreparedDocument> doc = cache.prepare(schema, query_text, parse_opts, validation_opts);
 //   if (!doc->ok()) return respond_errors(doc->errors);
-//   co_await execute(schema, {.document = doc->document.get()}, ctx);
+//   Request request{.document = doc->document.get()};  // named: see docs/sql.md on g++ 12
+//   co_await execute(schema, std::move(request), ctx);
 //
 // Only valid documents are kept: a client sending distinct invalid documents costs the
 // parser's time, never memory that stays. A document's size is estimated from its syntax

@@ -16,12 +16,15 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 #include "cutoff/http/error_document.hpp"
 #include "cutoff/http/internal/peer_state.hpp"
+#include "cutoff/http/internal/stream.hpp"
+#include "cutoff/http/internal/tls_context.hpp"
 #include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/trace.hpp"
 
@@ -34,14 +37,22 @@ using tcp = asio::ip::tcp;
 using SteadyClock = std::chrono::steady_clock;
 
 std::optional<Url> parse_url(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.size() < kScheme.size() || !iequals(url.substr(0, kScheme.size()), kScheme)) return std::nullopt;
-  url.remove_prefix(kScheme.size());
+  constexpr std::string_view kHttp = "http://";
+  constexpr std::string_view kHttps = "https://";
+  Url out;
+  if (url.size() >= kHttp.size() && iequals(url.substr(0, kHttp.size()), kHttp)) {
+    url.remove_prefix(kHttp.size());
+  } else if (url.size() >= kHttps.size() && iequals(url.substr(0, kHttps.size()), kHttps)) {
+    url.remove_prefix(kHttps.size());
+    out.tls = true;
+    out.port = 443;
+  } else {
+    return std::nullopt;
+  }
   const auto slash = url.find_first_of("/?#");
   std::string_view authority = url.substr(0, slash);
   std::string_view rest = slash == std::string_view::npos ? std::string_view() : url.substr(slash);
   if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
-  Url out;
   std::string_view port;
   if (authority.front() == '[') {
     const auto close = authority.find(']');
@@ -91,8 +102,8 @@ bool deadline_expired(const Response& r) noexcept {
 namespace {
 
 struct Pooled {
-  explicit Pooled(tcp::socket s) : stream(std::move(s)) {}
-  beast::tcp_stream stream;
+  Pooled(tcp::socket s, asio::ssl::context* tls) : stream(std::move(s), tls) {}
+  internal::Stream stream;
   SteadyClock::time_point idle_since;
 };
 
@@ -101,9 +112,10 @@ bool IdempotentMethod(std::string_view m) {
 }
 
 // A pooled connection is reusable only if the server has not closed it (EOF pending) and has
-// not sent anything unasked.
-bool StillUsable(tcp::socket& s) {
-  return s.is_open() && internal::PeekPeer(s.native_handle()) == internal::PeerState::quiet;
+// not sent anything unasked (over TLS, a close_notify counts as closed).
+bool StillUsable(internal::Stream& s) {
+  return s.socket().is_open() && !s.has_buffered_input() &&
+         internal::PeekPeer(s.socket().native_handle(), s.tls()) == internal::PeerState::quiet;
 }
 
 // Whether an answer shows that the request it answers did not take effect. A cutoff server
@@ -185,6 +197,18 @@ struct Client::Impl {
                                            : nullptr),
         policies(PolicySetOptions(options, resilience_metrics.get())) {
     if (options.metrics) stops.emplace(*options.metrics, "http_client");
+    // The TLS context is made here, not on the first https:// call: loading a trust store
+    // reads files, which an I/O thread should not wait for. Clients that name no CA file
+    // share one context for the system's store, loaded once per process.
+    if (!options.tls.ca_file.empty() || options.tls.insecure_skip_verify) {
+      tls = internal::MakeClientTlsContext(options.tls);  // a bad CA file is a startup error
+    } else {
+      try {
+        tls = internal::SystemClientTlsContext();
+      } catch (const std::invalid_argument& e) {
+        tls_error = e.what();  // reported by each https:// call; http:// ones never need it
+      }
+    }
   }
 
   static resilience::PolicySetOptions PolicySetOptions(const ClientOptions& o, resilience::ResilienceMetrics* m) {
@@ -204,6 +228,8 @@ struct Client::Impl {
   std::map<std::string, std::deque<std::unique_ptr<Pooled>>> idle;
   std::atomic<std::size_t> opened{0};
   std::optional<observe::LayerStops> stops;  // set with options.metrics
+  std::shared_ptr<asio::ssl::context> tls;  // for https://; null when tls_error says why
+  std::string tls_error;
 
   // An attempt stopped in flight: by the caller (its reason), by its own timeout, or by the
   // hedge that no longer needs it (cancelled).
@@ -223,7 +249,7 @@ struct Client::Impl {
     while (!q.empty()) {
       auto c = std::move(q.back());
       q.pop_back();
-      if (SteadyClock::now() - c->idle_since < options.max_idle_time && StillUsable(c->stream.socket())) return c;
+      if (SteadyClock::now() - c->idle_since < options.max_idle_time && StillUsable(c->stream)) return c;
     }
     return nullptr;
   }
@@ -236,6 +262,15 @@ struct Client::Impl {
     q.push_back(std::move(c));
   }
 
+  // The context https:// connections are made with. Throws std::invalid_argument when the
+  // system's trust store could not be loaded.
+  asio::ssl::context& TlsContext() {
+    if (!tls) throw std::invalid_argument(tls_error);
+    return *tls;
+  }
+
+  // Resolves, connects and, for https://, completes the TLS handshake: all of it one step,
+  // bounded by the caller's connect context.
   asio::awaitable<std::unique_ptr<Pooled>> Connect(const Url& url) {
     auto ex = co_await asio::this_coro::executor;
     tcp::resolver resolver(ex);
@@ -245,7 +280,17 @@ struct Client::Impl {
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     opened.fetch_add(1);
-    co_return std::make_unique<Pooled>(std::move(socket));
+    auto conn = std::make_unique<Pooled>(std::move(socket), url.tls ? &TlsContext() : nullptr);
+    if (url.tls) {
+      internal::PrepareClientTls(conn->stream, url.host, options.tls);
+      auto [ec] = co_await conn->stream.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
+      if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);  // a stop: the caller's
+      if (ec) {
+        const std::string why = internal::DescribeHandshakeFailure(conn->stream, ec);
+        throw Error(ErrorCode::unavailable, url.host + ":" + std::to_string(url.port) + ": TLS handshake failed: " + why);
+      }
+    }
+    co_return conn;
   }
 
   struct Exchanged {
@@ -275,6 +320,29 @@ struct Client::Impl {
     co_return out;
   }
 
+  // The Deadline-Budget-Ms value for what is left of `attempt` now, less the reply margin;
+  // `callers` (a value the caller set) wins when it is tighter. nullopt: nothing is left.
+  std::optional<std::string> BudgetHeader(const Context& attempt, const std::optional<std::string>& callers) const {
+    auto value = format_budget_ms(attempt.deadline(), attempt.clock());
+    if (!value) return std::nullopt;
+    if (options.reply_margin > Duration::zero()) {
+      // The server's deadline comes first by the margin (at most half of what is left), so
+      // that its answer to a stop there, a definite one before its commit point, can still
+      // arrive inside ours.
+      const Duration left = attempt.remaining();
+      const Duration margin = std::min(options.reply_margin, left / 2);
+      if (auto tighter = format_budget_ms(Deadline::after(left - margin, attempt.clock()), attempt.clock()))
+        value = std::move(*tighter);
+    }
+    if (callers) {
+      const auto theirs = parse_budget_ms(*callers);
+      const auto ours = parse_budget_ms(*value);
+      if (std::holds_alternative<Duration>(theirs) && std::get<Duration>(theirs) < std::get<Duration>(ours))
+        value = *callers;
+    }
+    return value;
+  }
+
   // One attempt, under `attempt` (the caller's context bounded by the policy's attempt
   // timeout; a hedge's sibling). Throws cutoff::Error for an attempt without an answer and for
   // an answer that failed (a 5xx but for a spent budget's 504), which it keeps in `call`
@@ -296,33 +364,19 @@ struct Client::Impl {
     req.method_string(in.method);
     req.target(url.target);
     req.version(11);
-    const bool default_port = url.port == 80;
+    const bool default_port = url.port == (url.tls ? 443 : 80);
     const bool ipv6 = url.host.find(':') != std::string::npos;
     const std::string host =
         (ipv6 ? "[" + url.host + "]" : url.host) + (default_port ? "" : ":" + std::to_string(url.port));
     req.set(bhttp::field::host, host);
-    std::string budget_value = *budget;
-    if (options.reply_margin > Duration::zero()) {
-      // The server's deadline comes first by the margin (at most half of what is left), so
-      // that its answer to a stop there, a definite one before its commit point, can still
-      // arrive inside ours.
-      const Duration left = attempt.remaining();
-      const Duration margin = std::min(options.reply_margin, left / 2);
-      if (auto tighter = format_budget_ms(Deadline::after(left - margin, attempt.clock()), attempt.clock()))
-        budget_value = std::move(*tighter);
-    }
+    std::optional<std::string> callers_budget;  // a budget header set by the caller: it may only tighten ours
     for (const auto& f : in.headers.fields()) {
       if (iequals(f.name, kBudgetHeader)) {
-        // A budget header set by the caller may only tighten ours.
-        const auto theirs = parse_budget_ms(f.value);
-        const auto ours = parse_budget_ms(budget_value);
-        if (std::holds_alternative<Duration>(theirs) && std::get<Duration>(theirs) < std::get<Duration>(ours))
-          budget_value = f.value;
+        callers_budget = f.value;
         continue;
       }
       req.insert(f.name, f.value);
     }
-    req.set(std::string(kBudgetHeader), budget_value);
     if (!ctx.request_id().empty() && !in.headers.contains("X-Request-Id")) req.set("X-Request-Id", ctx.request_id());
     if (!ctx.values().trace.traceparent.empty() && !in.headers.contains("traceparent")) {
       if (auto tp = observe::parse_traceparent(ctx.values().trace.traceparent)) {
@@ -335,14 +389,16 @@ struct Client::Impl {
     req.prepare_payload();
 
     const std::string key = url.host + ":" + std::to_string(url.port);
+    const std::string pool_key = url.tls ? "https://" + key : key;  // a plain connection never serves https
     bool began = false;
     bool wrote = false;
     std::unique_ptr<Pooled> conn;
     observe::StopStamp stamp;  // the start of a stopped attempt's overshoot
     if (stops) stamp.arm(attempt.token());
     Exchanged ex;
+    std::optional<std::string> budget_value;
     try {
-      conn = TakeIdle(key);
+      conn = TakeIdle(pool_key);
       if (!conn) {
         const Context connecting = attempt.with_timeout(options.connect_timeout);
         try {
@@ -356,8 +412,13 @@ struct Client::Impl {
                       ctx.request_id());
         }
       }
-      auto exchanging = with_context(attempt, Exchange(*conn, req, began, wrote));
-      ex = co_await std::move(exchanging);
+      // The budget is what is left once connected: a connect and a TLS handshake spend it too.
+      budget_value = BudgetHeader(attempt, callers_budget);
+      if (budget_value) {
+        req.set(std::string(kBudgetHeader), *budget_value);
+        auto exchanging = with_context(attempt, Exchange(*conn, req, began, wrote));
+        ex = co_await std::move(exchanging);
+      }
     } catch (const Error& e) {
       call.NoAnswer(began);
       // Dropping `conn` closes it: the server sees the disconnect and stops our work.
@@ -373,8 +434,16 @@ struct Client::Impl {
         throw Error::stopped(ctx.stop_requested() ? ctx.stop_reason() : attempt.stop_reason(), ctx.request_id());
       }
       throw Error(ErrorCode::unavailable, key + ": " + e.code().message(), ctx.request_id());
+    } catch (const std::invalid_argument& e) {  // the TLS configuration: no attempt can succeed
+      call.NoAnswer(began);
+      throw Error(ErrorCode::invalid_argument, e.what(), ctx.request_id());
     }
-    if (ex.keep_alive) GiveBack(key, std::move(conn));
+    if (!budget_value) {  // spent while connecting: nothing was sent
+      GiveBack(pool_key, std::move(conn));
+      call.retry_safe = true;
+      throw Error(ErrorCode::deadline_exceeded, "not sent: the budget was spent while connecting", ctx.request_id());
+    }
+    if (ex.keep_alive) GiveBack(pool_key, std::move(conn));
     call.Answered(ex.response);
     if (auto failed = FailedAnswer(ex.response, in.method + " " + in.url, ctx.request_id())) {
       call.answer = std::move(ex.response);
@@ -383,6 +452,8 @@ struct Client::Impl {
     co_return std::move(ex.response);
   }
 };
+
+Client::Client(asio::any_io_executor executor) : Client(std::move(executor), ClientOptions{}) {}
 
 Client::Client(asio::any_io_executor executor, ClientOptions options)
     : impl_(std::make_shared<Impl>(std::move(executor), std::move(options))) {}
@@ -393,7 +464,7 @@ asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req
   Exchange out;
   const auto url = parse_url(req.url);
   if (!url) {
-    out.error.emplace(ErrorCode::invalid_argument, "not an http:// URL: " + req.url, ctx.request_id());
+    out.error.emplace(ErrorCode::invalid_argument, "not an http:// or https:// URL: " + req.url, ctx.request_id());
     co_return out;
   }
   CallState call;

@@ -60,6 +60,11 @@
 //     case http::Delivery::not_sent: /* nothing happened there: x.error says why */ break;
 //   }
 //
+// https:// URLs are called over TLS (tls.hpp): the server's certificate is verified against
+// `ClientOptions::tls`, the handshake is part of connecting (bounded by the connect timeout and
+// the attempt's deadline), and a stop closes the connection under the TLS stream as it does a
+// plain one. Plain and TLS connections are pooled apart.
+//
 // Thread-safe: one Client may serve many strands.
 #ifndef CUTOFF_HTTP_CLIENT_HPP_
 #define CUTOFF_HTTP_CLIENT_HPP_
@@ -78,6 +83,7 @@
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/message.hpp"
+#include "cutoff/http/tls.hpp"
 #include "cutoff/resilience/policy.hpp"
 
 namespace cutoff::observe {
@@ -112,11 +118,14 @@ struct ClientOptions {
   // before its commit point then comes back as a definite `deadline_exceeded`, instead of a
   // request sent and never answered (`commit_ambiguous`). Zero sends the whole budget.
   Duration reply_margin = Duration::zero();
+  // For https:// URLs. The constructor throws std::invalid_argument for a `ca_file` that cannot
+  // be loaded; the system's store is loaded on the first https:// call.
+  TlsClientOptions tls;
 };
 
 struct ClientRequest {
   std::string method = "GET";
-  std::string url;  // http://host[:port]/path?query
+  std::string url;  // http[s]://host[:port]/path?query
   Headers headers;
   std::string body;
   // Repeating it is harmless although its method may write (a PUT-like POST): retried like a
@@ -143,10 +152,12 @@ struct Exchange {
   std::optional<Error> error;  // set unless answered
 };
 
-// An http:// URL split for connecting. nullopt for anything else (https, userinfo, bad port).
+// An http:// or https:// URL split for connecting. nullopt for anything else (other schemes,
+// userinfo, a bad port).
 struct Url {
   std::string host;  // without brackets for IPv6
-  std::uint16_t port = 80;
+  std::uint16_t port = 80;  // 443 by default for https
+  bool tls = false;         // https
   std::string target;  // "/path?query", at least "/"
 };
 std::optional<Url> parse_url(std::string_view url);
@@ -156,7 +167,12 @@ bool deadline_expired(const Response& r) noexcept;
 
 class Client {
  public:
-  explicit Client(boost::asio::any_io_executor executor, ClientOptions options = {});
+  // Two constructors rather than a defaulted argument: g++ 12 miscompiles a defaulted
+  // class-type argument in a full-expression that also holds a co_await, such as
+  // `Client c(co_await asio::this_coro::executor);` (the temporary's strings are freed from
+  // the wrong address). docs/platform-facts in architecture.md has the details.
+  explicit Client(boost::asio::any_io_executor executor);
+  Client(boost::asio::any_io_executor executor, ClientOptions options);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;

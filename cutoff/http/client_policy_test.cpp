@@ -57,7 +57,8 @@ class ClientPolicyTest : public ::testing::Test {
       server_->route(method, "/first-hangs",
                      [this](const Request&, const Context& ctx) -> asio::awaitable<Response> {
                        if (++calls_ == 1) {
-                         auto sleeping = with_context(ctx, Sleep(1200ms));
+                         // Scaled like the tests' attempt timeouts, so it outlasts them under sanitizers too.
+                         auto sleeping = with_context(ctx, Sleep(1200ms * TimeScale()));
                          co_await std::move(sleeping);
                        }
                        co_return Response::text(200, "answer " + std::to_string(calls_.load()));

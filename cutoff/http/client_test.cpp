@@ -37,7 +37,7 @@ resilience::PolicyOptions Retrying(int attempts, Duration backoff) {
                     .backoff = {.initial = backoff, .max = 60s, .jitter = resilience::Jitter::none}}};
 }
 
-TEST(ParseUrl, AcceptsHttpUrlsOnly) {
+TEST(ParseUrl, AcceptsHttpAndHttpsUrlsOnly) {
   auto u = parse_url("http://127.0.0.1:8080/a/b?c=d#frag");
   ASSERT_TRUE(u);
   EXPECT_EQ(u->host, "127.0.0.1");
@@ -51,7 +51,16 @@ TEST(ParseUrl, AcceptsHttpUrlsOnly) {
   ASSERT_TRUE(u);
   EXPECT_EQ(u->host, "::1");
   EXPECT_EQ(u->target, "/?x=1");
-  for (std::string_view bad : {"https://a/", "http://", "http://:80/", "http://a:0/", "http://a:65536/", "http://a:x/",
+  u = parse_url("https://example.com/x");
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->tls);
+  EXPECT_EQ(u->port, 443);
+  u = parse_url("HTTPS://[::1]:8443");
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->tls);
+  EXPECT_EQ(u->port, 8443);
+  EXPECT_FALSE(parse_url("http://a/")->tls);
+  for (std::string_view bad : {"https://", "https:/a/", "httpss://a/", "http://", "http://:80/", "http://a:0/", "http://a:65536/", "http://a:x/",
                                "http://u@a/", "http://[::1/", "http://a/ b", "ftp://a/", "http://[]/"})
     EXPECT_FALSE(parse_url(bad)) << bad;
 }

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 
 namespace cutoff::http {
 

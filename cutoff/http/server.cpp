@@ -16,12 +16,14 @@
 
 #include "cutoff/http/internal/responses.hpp"
 #include "cutoff/http/internal/server_impl.hpp"
+#include "cutoff/http/internal/tls_context.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/observe/process_metrics.hpp"
 
 namespace cutoff::http {
 
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
 using asio::as_tuple;
 using asio::use_awaitable;
@@ -43,6 +45,7 @@ Server::Impl::Impl(asio::any_io_executor ex, ServerOptions opts)
     : executor(std::move(ex)),
       control(asio::make_strand(executor)),
       options(std::move(opts)),
+      tls(options.tls ? internal::MakeServerTlsContext(*options.tls) : nullptr),
       at_capacity_refusal(internal::RefusalResponse("too many open connections")),
       peer_limit_refusal(internal::RefusalResponse("too many connections from this address")),
       peers(options.limits.max_connections_per_peer),
@@ -50,6 +53,9 @@ Server::Impl::Impl(asio::any_io_executor ex, ServerOptions opts)
       log(options.log) {}
 
 void Server::Impl::Refuse(std::shared_ptr<Connection> c, const std::string& response) {
+  // A TLS peer could only read the answer after a handshake, and a handshake is the costliest
+  // thing a connection flood can ask for: refused TLS connections are closed unanswered.
+  if (c->stream.tls()) return;
   if (refusals_in_progress.fetch_add(1) >= kMaxRefusing) {
     refusals_in_progress.fetch_sub(1);
     return;  // `c` closes as it goes
@@ -57,19 +63,20 @@ void Server::Impl::Refuse(std::shared_ptr<Connection> c, const std::string& resp
   asio::co_spawn(
       c->executor,
       [self = shared_from_this(), c, &response]() -> asio::awaitable<void> {
-        c->stream.expires_after(std::chrono::seconds(1));  // answer and drain, in all
-        auto [ec, n] = co_await asio::async_write(c->stream, asio::buffer(response), as_tuple(use_awaitable));
+        beast::tcp_stream& stream = c->stream.tcp();
+        stream.expires_after(std::chrono::seconds(1));  // answer and drain, in all
+        auto [ec, n] = co_await asio::async_write(stream, asio::buffer(response), as_tuple(use_awaitable));
         boost::system::error_code e;
-        c->stream.socket().shutdown(tcp::socket::shutdown_send, e);
+        stream.socket().shutdown(tcp::socket::shutdown_send, e);
         // Read what the client sent until it closes: closing with unread bytes resets the
         // connection, and a reset can destroy the 503 before the client reads it.
         std::array<char, 2048> sink;
         for (std::size_t drained = 0; !ec && drained < 64 * 1024;) {
-          auto [rec, rn] = co_await c->stream.async_read_some(asio::buffer(sink), as_tuple(use_awaitable));
+          auto [rec, rn] = co_await stream.async_read_some(asio::buffer(sink), as_tuple(use_awaitable));
           ec = rec;
           drained += rn;
         }
-        c->stream.socket().close(e);
+        stream.socket().close(e);
         self->refusals_in_progress.fetch_sub(1);
       },
       asio::detached);
@@ -111,7 +118,7 @@ asio::awaitable<void> Server::Impl::AcceptLoop(std::shared_ptr<Impl> self, tcp::
     socket.set_option(tcp::no_delay(true), ignored);
     socket.set_option(asio::socket_base::keep_alive(true), ignored);
     const tcp::endpoint peer = socket.remote_endpoint(ignored);
-    auto c = std::make_shared<Connection>(std::move(socket), conn_executor);
+    auto c = std::make_shared<Connection>(std::move(socket), conn_executor, tls.get());
     if (!Admit(c, peer)) continue;
     c->remote = RemoteAddress(peer);
     metrics.ConnectionOpened();
@@ -254,6 +261,7 @@ void Server::stop_on_signals(Duration grace) {
 }
 
 int Server::stop_signal() const noexcept { return impl_->signal_number.load(); }
+bool Server::serves_tls() const noexcept { return impl_->tls != nullptr; }
 std::size_t Server::open_connections() const noexcept { return impl_->connections.load(); }
 const std::function<void(std::string_view line)>& Server::log_sink() const noexcept { return impl_->options.log; }
 std::size_t Server::requests_in_flight() const noexcept { return impl_->in_flight.load(); }

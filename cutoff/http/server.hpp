@@ -13,6 +13,8 @@
 //   io.run();
 //
 // What happens to a request:
+// - With `ServerOptions::tls`, each connection first completes a TLS handshake within the
+//   header timeout; everything below then holds over TLS just the same.
 // - Limits first: header and body size, a read timeout against slow clients, an idle timeout
 //   between keep-alive requests, caps on open connections in all and per peer. Violations get
 //   a clear 4xx (or 503 at a connection cap) and the connection is closed; the server never
@@ -53,8 +55,9 @@
 
 #include "cutoff/core/clock.hpp"
 #include "cutoff/core/context.hpp"
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 #include "cutoff/http/message.hpp"
+#include "cutoff/http/tls.hpp"
 #include "cutoff/http/websocket.hpp"
 
 namespace cutoff {
@@ -125,6 +128,10 @@ struct ServerLimits {
 };
 
 struct ServerOptions {
+  // Set: every connection starts with a TLS handshake (https://), bounded by
+  // `limits.header_timeout` from accept; see tls.hpp. The constructor throws
+  // std::invalid_argument when the certificate or key cannot be loaded.
+  std::optional<TlsServerOptions> tls;
   ServerLimits limits;
   BudgetPolicy budget;
   // Where /metrics, request counters and deadline outcomes go; null: no metrics.
@@ -169,6 +176,8 @@ class Server {
   // same log as the server's own lines.
   const std::function<void(std::string_view line)>& log_sink() const noexcept;
 
+  // Whether connections are served over TLS (ServerOptions::tls).
+  bool serves_tls() const noexcept;
   std::size_t open_connections() const noexcept;
   std::size_t requests_in_flight() const noexcept;
 

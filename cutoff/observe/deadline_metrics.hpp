@@ -11,7 +11,8 @@
 //   cutoff_overshoot_seconds{layer} (stop requested → work returned), with `layer` one of
 //   http (a handler), graphql (a field; the executor also reports the fields it never started
 //   after the stop, with zero overshoot), sql (a statement), http_client (an outbound call),
-//   effect (an effect region: stop → rolled back, or its shielded commit finished).
+//   grpc (a gRPC handler), grpc_client (an outbound gRPC call), effect (an effect region:
+//   stop → rolled back, or its shielded commit finished).
 //   One request stopped at the deadline may count once at each layer it had work in, so sum
 //   by layer, not across layers.
 // Orphaned backend work, cutoff_orphaned_work_seconds{backend}, is recorded by the SQL

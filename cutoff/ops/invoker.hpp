@@ -1,7 +1,8 @@
 // Invoker: runs the operations of a frozen Registry under a request's Context.
 //
 //   cutoff::ops::Invoker invoker(registry);          // registry.freeze() first
-//   boost::json::value out = co_await invoker.invoke(ctx, "orders.create", args, {.budget = 800ms});
+//   InvokeOptions options{.budget = 800ms};          // named: g++ 12 miscompiles a braced one
+//   boost::json::value out = co_await invoker.invoke(ctx, "orders.create", args, options);
 //
 // What an invocation guarantees:
 // - The budget is bound once, at entry: min(ctx's deadline, the caller's `budget`, the

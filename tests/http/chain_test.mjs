@@ -4,12 +4,14 @@
 //   2. when A's deadline passes, B and C stop within milliseconds (their metrics say so),
 //      not when their own work or their own maximum budget would have ended;
 //   3. when A's caller hangs up, A, B and C are all cancelled within milliseconds;
-//   4. forged budget headers never extend anything; SIGTERM drains within the grace period.
+//   4. forged budget headers never extend anything; SIGTERM drains within the grace period;
+//   5. all of it holds when the hops talk TLS (https:// with a CA made for the run).
 //
 //   node tests/http/chain_test.mjs --cutoff build/bin/cutoff [--time-scale N]
 import assert from 'node:assert/strict';
 import { parseArgs } from 'node:util';
 import { metric, startService } from '../support/service.mjs';
+import { httpsRequest, removeCa, throwawayCa } from '../support/tls.mjs';
 
 const { values } = parseArgs({
   options: { cutoff: { type: 'string' }, 'time-scale': { type: 'string' }, help: { type: 'boolean' } },
@@ -21,16 +23,23 @@ if (values.help || !values.cutoff) {
 const scale = Number(values['time-scale'] ?? process.env.CUTOFF_TEST_TIME_SCALE ?? 1);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function chain(workMs) {
-  const c = await startService(values.cutoff, ['http', 'relay', '--name', 'C', '--work-ms', String(workMs.C)]);
+// `tls`: B and C serve https:// (A stays http:// for the test's own requests), and the hops
+// that call them trust the run's CA.
+async function chain(workMs, tls = null) {
+  const serve = tls ? ['--tls-cert', tls.cert, '--tls-key', tls.key] : [];
+  const trust = tls ? ['--ca-file', tls.ca] : [];
+  const c = await startService(values.cutoff, ['http', 'relay', '--name', 'C', '--work-ms', String(workMs.C), ...serve]);
   const b = await startService(values.cutoff, ['http', 'relay', '--name', 'B', '--work-ms', String(workMs.B),
-    '--next', c.url + '/work']);
+    '--next', c.url + '/work', ...serve, ...trust]);
   const a = await startService(values.cutoff, ['http', 'relay', '--name', 'A', '--work-ms', String(workMs.A),
-    '--next', b.url + '/work']);
+    '--next', b.url + '/work', ...trust]);
+  if (tls) assert.ok(b.url.startsWith('https://') && c.url.startsWith('https://'), `${b.url} ${c.url}`);
+  for (const svc of [a, b, c]) svc.ca = tls?.ca;
   return { a, b, c, all: [a, b, c] };
 }
 
 async function metrics(svc) {
+  if (svc.url.startsWith('https://')) return (await httpsRequest(svc.url + '/metrics', { ca: svc.ca })).body;
   return (await fetch(svc.url + '/metrics')).text();
 }
 
@@ -85,19 +94,26 @@ await scenario('the budget seen at each hop shrinks by the time spent before it'
   }
 });
 
+// Sends A a request with a 400 ms budget, checks A's 504, and waits until B and C report a
+// stop. Returns how long A took and how much later B and C had stopped.
+async function deadlineAtA(s) {
+  const t0 = performance.now();
+  const res = await fetch(s.a.url + '/work', { headers: { 'Deadline-Budget-Ms': '400' } });
+  const took = performance.now() - t0;
+  assert.equal(res.status, 504);
+  assert.equal(res.headers.get('deadline-expired'), '1');
+  assert.ok(took >= 390 && took < 400 + 300 * scale, `A answered after ${took} ms`);
+  // B and C hold budgets derived from A's, so their own deadlines fall within a millisecond
+  // or two of A's; A's client closing its connection usually gets there first (cancelled).
+  const lag = await waitForStops([s.b, s.c], [stopped('deadline_exceeded'), stopped('cancelled')], 200 * scale);
+  return { took, lag };
+}
+
 await scenario("when A's deadline passes, B and C stop within milliseconds", async () => {
   // C would work 20 s and grants up to 30 s itself: only the propagated budget can stop it.
   const s = await chain({ A: 50, B: 50, C: 20000 });
   try {
-    const t0 = performance.now();
-    const res = await fetch(s.a.url + '/work', { headers: { 'Deadline-Budget-Ms': '400' } });
-    const took = performance.now() - t0;
-    assert.equal(res.status, 504);
-    assert.equal(res.headers.get('deadline-expired'), '1');
-    assert.ok(took >= 390 && took < 400 + 300 * scale, `A answered after ${took} ms`);
-    // B and C hold budgets derived from A's, so their own deadlines fall within a millisecond
-    // or two of A's; A's client closing its connection usually gets there first (cancelled).
-    const lag = await waitForStops([s.b, s.c], [stopped('deadline_exceeded'), stopped('cancelled')], 200 * scale);
+    const { took, lag } = await deadlineAtA(s);
     console.log(`     A answered 504 after ${Math.round(took)} ms; B and C had stopped ${Math.round(lag)} ms later`);
     for (const svc of [s.b, s.c]) {
       assert.ok(metric(await metrics(svc), 'cutoff_overshoot_seconds_count{layer="http"}') >= 1);
@@ -139,6 +155,24 @@ await scenario("when A's caller hangs up, A, B and C are cancelled within millis
     assert.ok(lastLog(s.c).used_ms < 1000 * scale);
   } finally {
     await Promise.all(s.all.map((x) => x.stop()));
+  }
+});
+
+await scenario("over TLS (B and C serve https://): A's deadline stops B and C within milliseconds", async () => {
+  const tls = throwawayCa();
+  const s = await chain({ A: 50, B: 50, C: 20000 }, tls);
+  try {
+    const { took, lag } = await deadlineAtA(s);
+    console.log(`     over TLS: A answered 504 after ${Math.round(took)} ms; B and C had stopped ${Math.round(lag)} ms later`);
+    const lc = lastLog(s.c);
+    assert.ok(lc.budget_ms < 400, `C received ${lc.budget_ms} ms`);
+    assert.ok(['deadline_exceeded', 'cancelled'].includes(lc.outcome), lc.outcome);
+    for (const svc of [s.b, s.c]) {
+      assert.equal(metric(await metrics(svc), 'cutoff_http_bad_requests_total{reason="tls_handshake_failed"}'), 0);
+    }
+  } finally {
+    await Promise.all(s.all.map((x) => x.stop()));
+    removeCa(tls);
   }
 });
 

@@ -1,5 +1,5 @@
 // Starts a `cutoff` server process on a free loopback port and waits for its
-// "listening on http://ADDRESS:PORT" line. Used by the end-to-end tests.
+// "listening on http://ADDRESS:PORT" (or https://, grpc://, grpcs://) line. Used by the end-to-end tests.
 //
 //   const svc = await startService(cutoffPath, ['graphql', 'serve', '--schema', s, '--fixture', f]);
 //   await fetch(svc.url + '/graphql', ...);
@@ -21,7 +21,7 @@ export async function startService(cutoff, args, { timeoutMs = 15000, stopTimeou
     const timer = setTimeout(() => reject(new Error(`${name}: no "listening on" line within ${timeoutMs} ms; stderr:\n${stderr}`)), timeoutMs);
     child.stdout.on('data', (d) => {
       stdout += d;
-      const m = /listening on (http:\/\/[^ \n]+)/.exec(stdout);
+      const m = /listening on ((?:https?|grpcs?):\/\/[^ \n]+)/.exec(stdout);
       if (m) { clearTimeout(timer); resolve(m[1]); }
     });
     child.on('error', (e) => { clearTimeout(timer); reject(new Error(`${name}: cannot run ${cutoff}: ${e.message}`)); });

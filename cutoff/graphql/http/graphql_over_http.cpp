@@ -10,12 +10,6 @@
 #include "cutoff/graphql/http/server_log_recorder.hpp"
 #include "cutoff/graphql/internal/preparation.hpp"
 
-// g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
-// large coroutines (a false positive: both are awaitable_frame_base's).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
 namespace cutoff::graphql {
 
 namespace asio = boost::asio;
@@ -191,7 +185,7 @@ asio::awaitable<HttpResponse> Serve(std::shared_ptr<HandlerState> st, const http
     }
   }
   HttpResponse out = HttpResponse::json(status, std::move(result).to_json(), content_type);
-  if (status == 504) out.headers.set(http::kDeadlineExpiredHeader, "1");
+  if (status == 504) out.headers.set(cutoff::kDeadlineExpiredHeader, "1");
   if (large_request || out.body.size() >= kLargeResponseBytes) internal::return_freed_memory_soon();
   co_return out;
 }

@@ -10,12 +10,6 @@
 #include <utility>
 #include <variant>
 
-// g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new (a
-// false positive: both are awaitable_frame_base's).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
 namespace cutoff::graphql::internal {
 
 namespace asio = boost::asio;

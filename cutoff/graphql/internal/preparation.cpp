@@ -12,12 +12,6 @@
 #include <malloc.h>
 #endif
 
-// g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new (a
-// false positive: both are awaitable_frame_base's).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
 namespace cutoff::graphql::internal {
 
 namespace asio = boost::asio;

@@ -56,15 +56,37 @@ void Connection::WatchDisconnect(std::uint64_t gen) {
                              [self = shared_from_this(), gen](const boost::system::error_code& ec) {
                                if (ec == asio::error::operation_aborted || !self->busy || self->generation != gen)
                                  return;
-                               if (!ec) {
-                                 switch (PeekPeer(self->stream.socket().native_handle())) {
-                                   case PeerState::has_data: return;
-                                   case PeerState::quiet: self->WatchDisconnect(gen); return;
-                                   case PeerState::gone: break;
-                                 }
+                               if (ec) {
+                                 if (self->stop_source) self->stop_source->request_stop(StopReason::cancelled);
+                                 return;
                                }
-                               if (self->stop_source) self->stop_source->request_stop(StopReason::cancelled);
+                               self->CheckPeer(gen);
                              });
+}
+
+void Connection::RecheckDisconnect(std::uint64_t gen) {
+  auto timer = std::make_shared<asio::steady_timer>(executor, std::chrono::milliseconds(20));
+  timer->async_wait([self = shared_from_this(), gen, timer](const boost::system::error_code& ec) {
+    if (ec || !self->busy || self->generation != gen) return;
+    self->CheckPeer(gen);
+  });
+}
+
+void Connection::CheckPeer(std::uint64_t gen) {
+  switch (PeekPeer(stream.socket().native_handle(), stream.tls())) {
+    case PeerState::has_data:
+      // Plain HTTP: a pipelined request, read after this one. TLS: maybe a TLS 1.3
+      // close_notify whose FIN is still on its way; readiness says nothing more now, so look
+      // again shortly.
+      if (stream.tls()) RecheckDisconnect(gen);
+      return;
+    case PeerState::quiet:
+      WatchDisconnect(gen);
+      return;
+    case PeerState::gone:
+      if (stop_source) stop_source->request_stop(StopReason::cancelled);
+      return;
+  }
 }
 
 void LiveConnections::Add(const std::shared_ptr<Connection>& c) {

@@ -1,7 +1,7 @@
 // One accepted connection of the server, and the list of open ones the server reaches them
 // through (the timeout sweeper, shutdown).
 //
-//   auto c = std::make_shared<Connection>(std::move(socket), executor);
+//   auto c = std::make_shared<Connection>(std::move(socket), executor, tls_context_or_null);
 //   live.Add(c);
 //   c->SetIoDeadline(limits.header_timeout);   // the pending read is cancelled once it passes
 //   live.PostToEach([](Connection& c) { ... });  // on each connection's executor
@@ -11,7 +11,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -25,6 +25,7 @@
 #include "cutoff/core/clock.hpp"
 #include "cutoff/core/context.hpp"
 #include "cutoff/http/internal/io_timeouts.hpp"
+#include "cutoff/http/internal/stream.hpp"
 
 namespace cutoff::http::internal {
 
@@ -36,10 +37,14 @@ namespace cutoff::http::internal {
 // connection's executor and checked against `generation`, so a late one never hits the next
 // phase. This costs no timer and no extra coroutine per request.
 struct Connection : std::enable_shared_from_this<Connection> {
-  Connection(boost::asio::ip::tcp::socket socket, boost::asio::any_io_executor ex)
-      : stream(std::move(socket)), executor(std::move(ex)), accepted(std::chrono::steady_clock::now()) {}
+  // `tls`: the server's TLS context, for a connection that starts with a TLS handshake; null
+  // for plain HTTP.
+  Connection(boost::asio::ip::tcp::socket socket, boost::asio::any_io_executor ex, boost::asio::ssl::context* tls)
+      : stream(std::move(socket), tls),
+        executor(std::move(ex)),
+        accepted(std::chrono::steady_clock::now()) {}
 
-  boost::beast::tcp_stream stream;
+  Stream stream;
   boost::asio::any_io_executor executor;
   std::chrono::steady_clock::time_point accepted;
   std::string remote;  // address:port, for Request::remote_address
@@ -94,11 +99,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
   const std::shared_ptr<ResponseMark>& NextResponseMark();
 
   // Sends FIN, then closes the socket.
-  void Close() {
-    boost::system::error_code ignored;
-    stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
-    stream.socket().close(ignored);
-  }
+  void Close() { stream.Close(); }
   // The current request's response went out, or never will (its client went away).
   void MarkResponseSent() {
     if (response_mark) response_mark->mark_sent(std::chrono::steady_clock::now());
@@ -109,6 +110,12 @@ struct Connection : std::enable_shared_from_this<Connection> {
   // Watches the socket while request `gen` is handled: a peer that closes (or resets) stops
   // the request's context with `cancelled`. Bytes of a pipelined request end the watch.
   void WatchDisconnect(std::uint64_t gen);
+  // TLS bytes wait unread while request `gen` runs: checks every 20 ms whether the peer has
+  // closed behind them (a TLS 1.3 close_notify, then FIN), until the request ends.
+  void RecheckDisconnect(std::uint64_t gen);
+  // Reads what the peer of request `gen` did (without consuming it) and acts on it: stops the
+  // request when the peer is gone, otherwise keeps (or ends) the watch.
+  void CheckPeer(std::uint64_t gen);
 };
 
 // The open connections, as weak references. Thread-safe.

@@ -6,18 +6,10 @@
 #define CUTOFF_HTTP_INTERNAL_REQUEST_ID_HPP_
 
 #include <string>
-#include <string_view>
 
 #include "cutoff/http/message.hpp"
 
 namespace cutoff::http::internal {
-
-// True when `id` may be logged and echoed as it is: 1 to 128 characters of [A-Za-z0-9-_.:/+=].
-bool ValidRequestId(std::string_view id) noexcept;
-
-// 15 hex digits (60 random bits): enough to correlate logs, and short enough for the string's
-// inline buffer, so the id and its copies cost no allocation.
-std::string NewRequestId();
 
 // The caller's X-Request-Id when it is valid, a new one otherwise.
 std::string RequestIdFor(const Request& req);

@@ -56,7 +56,7 @@ asio::awaitable<boost::system::error_code> ReadBody(Connection& c, beast::flat_b
   if (iequals(parser.get()[bhttp::field::expect], "100-continue")) {
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     c.SetIoDeadline(limits.write_timeout);
-    co_await asio::async_write(c.stream.socket(), asio::buffer(kContinue.data(), kContinue.size()),
+    co_await asio::async_write(c.stream, asio::buffer(kContinue.data(), kContinue.size()),
                                as_tuple(use_awaitable));
     c.ClearIoDeadline();
   }

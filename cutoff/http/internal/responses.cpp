@@ -1,6 +1,6 @@
 #include "cutoff/http/internal/responses.hpp"
 
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 #include "cutoff/http/error_document.hpp"
 
 namespace cutoff::http::internal {

@@ -10,6 +10,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
@@ -50,6 +51,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   // Where the server's own work runs: acceptors, signals, the grace timer, the sweeper.
   boost::asio::strand<boost::asio::any_io_executor> control;
   ServerOptions options;
+  std::unique_ptr<boost::asio::ssl::context> tls;  // null: plain HTTP
   internal::RouteTable routes;
   std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors;
   std::atomic<std::size_t> connections{0};  // open (admitted) connections
@@ -86,6 +88,9 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   // session.cpp: one connection's requests. `self` holds the server state for as long as the
   // session runs.
   boost::asio::awaitable<void> Session(std::shared_ptr<Impl> self, std::shared_ptr<internal::Connection> c);
+  // The TLS handshake of a connection that starts with one, within the first request's header
+  // timeout (from accept). False: it failed or timed out (counted), and the session ends.
+  boost::asio::awaitable<bool> Handshake(internal::Connection& c);
   // Answers a request that could not be read (or was refused), before the connection closes.
   boost::asio::awaitable<void> AnswerUnreadable(internal::Connection& c, int status, const std::string& message);
   // Binds the request's context and runs its handler; the response is nullopt when the client

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "cutoff/core/context.hpp"
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 #include "cutoff/observe/request_log.hpp"
 
 namespace cutoff::http::internal {

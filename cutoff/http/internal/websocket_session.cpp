@@ -26,7 +26,7 @@ namespace bhttp = boost::beast::http;
 namespace websocket = boost::beast::websocket;
 using asio::as_tuple;
 using asio::use_awaitable;
-using WebSocketStream = websocket::stream<beast::tcp_stream&>;
+using WebSocketStream = websocket::stream<Stream&>;
 
 namespace {
 

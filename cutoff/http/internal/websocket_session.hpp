@@ -3,8 +3,8 @@
 // close a peer gone quiet.
 //
 //   if (upgrade && route) {
-//     co_await internal::ServeWebSocket(c, *route, std::move(beast_request), std::move(req),
-//                                       {.limits = limits, .background = Background(), .log = log});
+//     WebSocketEnvironment env{.limits = limits, .background = Background(), .log = log};
+//     co_await internal::ServeWebSocket(c, *route, std::move(beast_request), std::move(req), std::move(env));
 //     // the connection closes after it
 //   }
 #ifndef CUTOFF_HTTP_INTERNAL_WEBSOCKET_SESSION_HPP_

@@ -65,7 +65,8 @@ class OperationsHttp : public ::testing::Test {
     // `after_ms`: its effect lives over there.
     registry_.bind("h.forward").deadline(60s).handler([this](const Call& call) -> asio::awaitable<json::value> {
       const auto& a = call.args.as_object();
-      http::Client client(co_await asio::this_coro::executor, {.policy = {.attempt_timeout = 60s}});
+      const auto executor = co_await asio::this_coro::executor;  // apart: see http::Client's constructors
+      http::Client client(executor, {.policy = {.attempt_timeout = 60s}});
       http::ClientRequest req{.method = "POST", .url = base_ + "/remote", .body = json::serialize(a.at("remote_ms"))};
       req.headers.set("Content-Type", "application/json");
       auto calling = client.request(call.ctx, std::move(req));
@@ -110,7 +111,8 @@ class OperationsHttp : public ::testing::Test {
     const auto start = Clock::now();
     Answer a;
     a.response = test_support::RunSync([&]() -> asio::awaitable<http::Response> {
-      http::Client client(co_await asio::this_coro::executor, {.policy = {.attempt_timeout = 60s}});
+      const auto executor = co_await asio::this_coro::executor;  // apart: see http::Client's constructors
+      http::Client client(executor, {.policy = {.attempt_timeout = 60s}});
       co_return co_await client.request(Context::background(), req);
     });
     a.took = Clock::now() - start;
@@ -299,7 +301,8 @@ TEST(OperationsHttpAdmission, ADoomedRequestIs504BeforeTheOperationRuns) {
     http::ClientRequest req{.method = "POST", .url = url, .body = "{}"};
     if (budget_ms) req.headers.set("Deadline-Budget-Ms", std::to_string(*budget_ms));
     return test_support::RunSync([&]() -> asio::awaitable<http::Response> {
-      http::Client client(co_await asio::this_coro::executor, {.policy = {.attempt_timeout = 60s}});
+      const auto executor = co_await asio::this_coro::executor;  // apart: see http::Client's constructors
+      http::Client client(executor, {.policy = {.attempt_timeout = 60s}});
       co_return co_await client.request(Context::background(), req);
     });
   };

@@ -1,8 +1,8 @@
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 
 #include <gtest/gtest.h>
 
-namespace cutoff::http {
+namespace cutoff {
 namespace {
 
 using namespace std::chrono_literals;
@@ -212,4 +212,4 @@ TEST(FormatBudgetMs, RoundTripsThroughTheParser) {
 }
 
 }  // namespace
-}  // namespace cutoff::http
+}  // namespace cutoff

@@ -10,16 +10,16 @@
 // duplicates that disagree) never extend anything and never throw: they are reported back
 // so the caller can count and log them. "0" means already expired.
 //
-//   cutoff::http::BudgetPolicy policy{.max_budget = 10s, .legacy_ms_headers = {"X-Client-Timeout-Ms"}};
-//   std::vector<cutoff::http::HeaderField> headers = {{"Deadline-Budget-Ms", "250"}};
-//   auto inbound = cutoff::http::parse_inbound_budget(headers, policy, std::chrono::system_clock::now());
+//   cutoff::BudgetPolicy policy{.max_budget = 10s, .legacy_ms_headers = {"X-Client-Timeout-Ms"}};
+//   std::vector<cutoff::HeaderField> headers = {{"Deadline-Budget-Ms", "250"}};
+//   auto inbound = cutoff::parse_inbound_budget(headers, policy, std::chrono::system_clock::now());
 //   auto ctx = cutoff::Context::background().with_timeout(inbound.budget);  // <= 250ms
 //   for (const auto& r : inbound.rejected) metrics.header_rejected(r.header, to_string(r.reason));
 //
 //   // Outbound: nothing is sent when the budget is spent; a live budget never reads as 0.
-//   if (auto value = cutoff::http::format_budget_ms(ctx.deadline())) request.set("Deadline-Budget-Ms", *value);
-#ifndef CUTOFF_HTTP_BUDGET_HEADERS_HPP_
-#define CUTOFF_HTTP_BUDGET_HEADERS_HPP_
+//   if (auto value = cutoff::format_budget_ms(ctx.deadline())) request.set("Deadline-Budget-Ms", *value);
+#ifndef CUTOFF_CORE_BUDGET_HEADERS_HPP_
+#define CUTOFF_CORE_BUDGET_HEADERS_HPP_
 
 #include <chrono>
 #include <optional>
@@ -32,7 +32,7 @@
 #include "cutoff/core/clock.hpp"
 #include "cutoff/core/deadline.hpp"
 
-namespace cutoff::http {
+namespace cutoff {
 
 inline constexpr std::string_view kBudgetHeader = "Deadline-Budget-Ms";
 inline constexpr std::string_view kGrpcTimeoutHeader = "grpc-timeout";
@@ -101,6 +101,6 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
 // deadline has passed (then the call must not be sent) or when there is no deadline.
 std::optional<std::string> format_budget_ms(Deadline deadline, const Clock& clock = Clock::steady());
 
-}  // namespace cutoff::http
+}  // namespace cutoff
 
-#endif  // CUTOFF_HTTP_BUDGET_HEADERS_HPP_
+#endif  // CUTOFF_CORE_BUDGET_HEADERS_HPP_

@@ -1,10 +1,10 @@
-#include "cutoff/http/budget_headers.hpp"
+#include "cutoff/core/budget_headers.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
-namespace cutoff::http {
+namespace cutoff {
 namespace {
 
 using std::chrono::duration_cast;
@@ -291,4 +291,4 @@ std::optional<std::string> format_budget_ms(Deadline deadline, const Clock& cloc
   return std::to_string(ms);
 }
 
-}  // namespace cutoff::http
+}  // namespace cutoff
