@@ -5,6 +5,7 @@
 //   build/bin/http_bench_server --mode beast     # a minimal Beast keep-alive server, no cutoff
 //   build/bin/http_bench_server --mode graphql   # the warehouse schema at POST /graphql (full stack)
 //
+// With --tls-cert and --tls-key (cutoff's modes) it serves https:// instead.
 // Every mode but graphql answers GET /hello with a 6-byte body. Prints
 // "listening on http://127.0.0.1:PORT" once bound; runs until SIGINT/SIGTERM.
 #include <CLI/CLI.hpp>
@@ -81,6 +82,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port", port, "Port (0: any free port)")->check(CLI::Range(0, 65535));
   app.add_option("--threads", threads, "I/O threads")->check(CLI::Range(1, 64))->capture_default_str();
+  std::string tls_cert, tls_key;
+  app.add_option("--tls-cert", tls_cert, "Serve https:// with this PEM certificate (not with --mode beast)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", tls_key, "The PEM key of --tls-cert")->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
 
   asio::io_context io(threads);
@@ -101,6 +106,7 @@ int main(int argc, char** argv) {
     cutoff::http::ServerOptions options;
     if (mode != "plain") options.metrics = &registry;
     options.one_io_thread = threads == 1;
+    if (!tls_cert.empty()) options.tls = cutoff::http::TlsServerOptions{tls_cert, tls_key};
     server = std::make_unique<cutoff::http::Server>(io.get_executor(), options);
     // `plain`: the baseline, a route with no deadline binding and no disconnect watch.
     server->route(
@@ -119,7 +125,8 @@ int main(int argc, char** argv) {
     bound = server->listen("127.0.0.1", static_cast<std::uint16_t>(port));
     server->stop_on_signals(std::chrono::seconds(1));
   }
-  std::printf("listening on http://127.0.0.1:%u (mode %s)\n", bound, mode.c_str());
+  std::printf("listening on %s://127.0.0.1:%u (mode %s)\n", server && server->serves_tls() ? "https" : "http", bound,
+              mode.c_str());
   std::fflush(stdout);
   std::vector<std::thread> workers;
   for (int i = 1; i < threads; ++i) workers.emplace_back([&io] { io.run(); });

@@ -1,0 +1,31 @@
+// Errors as gRPC statuses and back, both ways through the one table in core (error.hpp): the
+// server answers an Error with its row's status and names the taxonomy's code in the trailer
+// `cutoff-error-code`; the client reads that trailer first (a cutoff server's exact code) and
+// the status otherwise (any other server).
+//
+//   ::grpc::Status s = internal::StatusFor(error);   // DEADLINE_EXCEEDED, "the time budget ran out"
+//   ErrorCode code = internal::CodeFor(status, trailer_code);
+#ifndef CUTOFF_GRPC_INTERNAL_STATUS_HPP_
+#define CUTOFF_GRPC_INTERNAL_STATUS_HPP_
+
+#include <grpcpp/support/status.h>
+
+#include <optional>
+#include <string_view>
+
+#include "cutoff/core/error.hpp"
+
+namespace cutoff::grpc::internal {
+
+inline constexpr std::string_view kErrorCodeTrailer = "cutoff-error-code";
+inline constexpr std::string_view kRequestIdKey = "x-request-id";
+
+// The status `e` is answered with. Internal errors say only "internal error".
+::grpc::Status StatusFor(const Error& e);
+
+// The code a failed call stands for: the trailer's when it names one, else the status's row.
+ErrorCode CodeFor(const ::grpc::Status& status, std::optional<std::string_view> trailer_code);
+
+}  // namespace cutoff::grpc::internal
+
+#endif  // CUTOFF_GRPC_INTERNAL_STATUS_HPP_
