@@ -26,6 +26,10 @@ void AddGraphqlServeCommand(CLI::App& app);
 // `cutoff http relay`: one hop of a service chain, for watching a budget cross services.
 void AddHttpCommand(CLI::App& app);
 
+// `cutoff grpc relay` and `cutoff grpc call`: one hop of a gRPC service chain, and a unary
+// call from the command line.
+void AddGrpcCommand(CLI::App& app);
+
 // `cutoff lab`: the lab; `cutoff lab report` renders its results as a self-contained HTML page.
 void AddLabCommand(CLI::App& app);
 // `cutoff ops list|call|serve` and `cutoff catalog`: the operation registry (the example

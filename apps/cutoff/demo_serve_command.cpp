@@ -1,21 +1,29 @@
 // `cutoff demo serve`: the reference warehouse services, gateway and inventory, in one process.
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_future.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "commands.hpp"
 #include "conventions.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/grpc/server.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "policy_flags.hpp"
 #include "serve_loop.hpp"
+#include "tls_flags.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
+#include "warehouse/inventory_grpc.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -28,6 +36,8 @@ struct DemoServeOptions {
   std::string address = "127.0.0.1";
   int gateway_port = 8080;
   int inventory_port = 8081;
+  int inventory_grpc_port = 8082;
+  std::string inventory_transport = "http";
   std::string mode = "cutoff";
   std::int64_t valuation_ms = 800;
   std::int64_t operation_budget_ms = 2000;
@@ -47,6 +57,8 @@ struct DemoServeOptions {
   bool no_admission = false;
   bool no_valuation_limit = false;
   double admission_quantile = resilience::ServiceTimeAdmissionOptions().quantile;
+  // Both services serve https:// with --tls-cert/--tls-key; the gateway trusts --ca-file.
+  TlsFlags tls;
 };
 
 // Says why on stderr; returns `code` (2: the options are wrong; 1: anything else).
@@ -97,14 +109,46 @@ int RunDemoServe(const DemoServeOptions& o) {
   http::ServerOptions inventory_server_options = inventory.server_options(&inventory_metrics);
   inventory_server_options.one_io_thread = true;
   inventory_server_options.limits.max_connections = o.inventory_max_connections;
-  http::Server inventory_server(io.get_executor(), inventory_server_options);
-  inventory.mount(inventory_server, &inventory_metrics);
+  inventory_server_options.tls = o.tls.server();
   ServeLoop loop(io, "demo serve", o.address);
+  const std::unique_ptr<http::Server> inventory_served = loop.make_server(inventory_server_options);
+  if (!inventory_served) return loop.exit_code();
+  http::Server& inventory_server = *inventory_served;
+  inventory.mount(inventory_server, &inventory_metrics);
   const std::optional<std::uint16_t> inventory_port = loop.listen(inventory_server, o.inventory_port);
   if (!inventory_port) return loop.exit_code();
 
+  // The inventory over gRPC too (inventory.proto), with the same TLS. The gRPC server keeps no
+  // work on the io_context of its own: the guard keeps it running while the server, destroyed on
+  // another thread at shutdown, waits for its calls.
+  auto keep_running = asio::make_work_guard(io);
+  grpc::ServerOptions inventory_grpc_options = wh::inventory_grpc_options(inventory, &inventory_metrics);
+  if (const auto tls = o.tls.server())
+    inventory_grpc_options.tls = grpc::TlsServerOptions{tls->certificate_chain_file, tls->private_key_file};
+  auto inventory_grpc = std::make_unique<grpc::Server>(io.get_executor(), inventory_grpc_options);
+  wh::mount_inventory_grpc(inventory, *inventory_grpc, &inventory_metrics);
+  std::uint16_t inventory_grpc_port = 0;
+  try {
+    inventory_grpc_port = inventory_grpc->listen(o.address, static_cast<std::uint16_t>(o.inventory_grpc_port));
+  } catch (const std::exception& e) {
+    return Fail("the inventory's gRPC service cannot listen on " + o.address + ":" +
+                std::to_string(o.inventory_grpc_port) + ": " + e.what());
+  }
+  std::thread grpc_closer;
+  struct JoinAtExit {
+    std::thread& t;
+    ~JoinAtExit() {
+      if (t.joinable()) t.join();
+    }
+  } join_closer{grpc_closer};
+
   wh::GatewayOptions gw;
-  gw.inventory_url = "http://" + o.address + ":" + std::to_string(*inventory_port);
+  gw.inventory_transport = *wh::parse_inventory_transport(o.inventory_transport);  // CLI11 checked it
+  gw.inventory_grpc_target = o.address + ":" + std::to_string(inventory_grpc_port);
+  if (o.tls.server()) gw.inventory_grpc_tls = grpc::TlsClientOptions{.ca_file = o.tls.client().ca_file};
+  const std::string scheme = inventory_server.serves_tls() ? "https://" : "http://";
+  gw.inventory_url = scheme + o.address + ":" + std::to_string(*inventory_port);
+  gw.inventory_tls = o.tls.client();
   gw.mode = *mode;
   gw.operation_budget = std::chrono::milliseconds(o.operation_budget_ms);
   gw.valuation_cap = std::chrono::milliseconds(o.valuation_cap_ms);
@@ -114,10 +158,19 @@ int RunDemoServe(const DemoServeOptions& o) {
   gw.max_queued_calls = o.max_queued_inventory_calls;
   gw.inventory_policy = o.inventory_policy.policy(wh::default_inventory_policy());
   gw.metrics = &gateway_metrics;
-  wh::Gateway gateway(io.get_executor(), gw);
+  std::optional<wh::Gateway> gateway_storage;
+  try {
+    gateway_storage.emplace(io.get_executor(), gw);
+  } catch (const std::invalid_argument& e) {  // a --ca-file OpenSSL cannot use
+    return Fail(e.what(), 2);
+  }
+  wh::Gateway& gateway = *gateway_storage;
   http::ServerOptions gateway_server_options = gateway.server_options(&gateway_metrics);
   gateway_server_options.one_io_thread = true;
-  http::Server gateway_server(io.get_executor(), gateway_server_options);
+  gateway_server_options.tls = o.tls.server();
+  const std::unique_ptr<http::Server> gateway_served = loop.make_server(gateway_server_options);
+  if (!gateway_served) return loop.exit_code();
+  http::Server& gateway_server = *gateway_served;
   gateway.mount(gateway_server, &gateway_metrics);
   const std::optional<std::uint16_t> gateway_port = loop.listen(gateway_server, o.gateway_port);
   if (!gateway_port) return loop.exit_code();
@@ -128,12 +181,21 @@ int RunDemoServe(const DemoServeOptions& o) {
     std::fflush(stdout);
     gateway_server.shutdown(std::chrono::milliseconds(o.grace_ms));
     inventory_server.shutdown(std::chrono::milliseconds(o.grace_ms));
+    inventory_grpc->shutdown(std::chrono::milliseconds(o.grace_ms));
+    grpc_closer = std::thread([&] {
+      inventory_grpc.reset();
+      asio::post(io, [&] { keep_running.reset(); });
+    });
   });
   std::printf("mode %s; valuation statement ~%lld ms (%lld simulation steps)\n", o.mode.c_str(),
               static_cast<long long>(o.valuation_ms), static_cast<long long>(inventory.valuation_steps()));
-  std::printf("gateway   http://%s:%u/graphql  (GraphiQL at /graphiql, metrics at /metrics)\n", o.address.c_str(),
-              *gateway_port);
-  std::printf("inventory http://%s:%u/warehouses  (metrics at /metrics)\n", o.address.c_str(), *inventory_port);
+  std::printf("gateway   %s%s:%u/graphql  (GraphiQL at /graphiql, metrics at /metrics)\n", scheme.c_str(),
+              o.address.c_str(), *gateway_port);
+  std::printf("inventory %s%s:%u/warehouses  (metrics at /metrics)\n", scheme.c_str(), o.address.c_str(),
+              *inventory_port);
+  std::printf("inventory grpc%s://%s:%u  (%s; the gateway calls the inventory over %s)\n",
+              o.tls.server() ? "s" : "", o.address.c_str(), static_cast<unsigned>(inventory_grpc_port),
+              std::string(wh::kInventoryGrpcService).c_str(), o.inventory_transport.c_str());
   return loop.run(*gateway_port);
 }
 
@@ -153,6 +215,14 @@ void AddDemoServeCommand(CLI::App& demo) {
       ->capture_default_str();
   serve->add_option("--inventory-port", opts.inventory_port, "Inventory port (0: any free port)")
       ->check(Number(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--inventory-grpc-port", opts.inventory_grpc_port,
+                    "The inventory's gRPC service, cutoff.warehouse.v1.Inventory (0: any free port)")
+      ->check(Number(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--inventory-transport", opts.inventory_transport,
+                    "How the gateway calls the inventory: http or grpc")
+      ->check(CLI::IsMember({"http", "grpc"}))
       ->capture_default_str();
   serve->add_option("--mode", opts.mode, "none, timeouts or cutoff")
       ->check(CLI::IsMember({"none", "timeouts", "cutoff"}))
@@ -208,6 +278,8 @@ void AddDemoServeCommand(CLI::App& demo) {
       ->capture_default_str();
   AddPolicyFlags(serve, "inventory-", "the gateway's calls to the inventory", opts.inventory_policy,
                  /*bulkhead=*/false, /*attempt_timeout=*/true);
+  AddTlsServerFlags(serve, opts.tls);
+  AddTlsClientFlags(serve, opts.tls, "calls from the gateway to the inventory");
   serve->callback([] {
     const int code = RunDemoServe(opts);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -28,6 +28,7 @@
 #include "fixture/fixture_resolvers.hpp"
 #include "fixture_schema.hpp"
 #include "serve_loop.hpp"
+#include "tls_flags.hpp"
 #include "stderr_log.hpp"
 
 namespace cutoff::cli {
@@ -51,6 +52,7 @@ struct ServeOptions {
   std::size_t max_response_bytes = gql::ExecutionOptions{}.max_response_bytes;
   bool whole_response = false;
   bool quiet = false;
+  TlsFlags tls;
 };
 
 int Fail(const std::string& message) {
@@ -74,7 +76,11 @@ int RunServe(const ServeOptions& opts) {
   server_options.metrics = &registry;
   server_options.one_io_thread = opts.threads == 1;
   if (!opts.quiet) server_options.log = StderrLines();
-  http::Server server(io.get_executor(), server_options);
+  server_options.tls = opts.tls.server();
+  ServeLoop loop(io, "graphql serve", opts.address);
+  const std::unique_ptr<http::Server> served = loop.make_server(server_options);
+  if (!served) return loop.exit_code();
+  http::Server& server = *served;
 
   gql::GraphQLHttpOptions graphql_options;
   graphql_options.execution.recorder = &recorder;
@@ -97,7 +103,6 @@ int RunServe(const ServeOptions& opts) {
   gql::mount_graphql_ws(server, "/graphql", *schema, ws_options, {.name = "graphql-ws"});
   gql::mount_graphiql(server, "/graphiql", {.endpoint = "/graphql", .example = gql::example_operation(*schema)});
 
-  ServeLoop loop(io, "graphql serve", opts.address);
   const std::optional<std::uint16_t> port = loop.listen(server, opts.port);
   if (!port) return loop.exit_code();
   loop.drain_on_signals(server, std::chrono::milliseconds(opts.grace_ms));
@@ -132,6 +137,7 @@ void AddGraphqlServeCommand(CLI::App& app) {
                     "Each subscription event's budget (WebSocket, graphql-transport-ws)")
       ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
+  AddTlsServerFlags(serve, opts.tls);
   serve->add_option("--grace-ms", opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
       ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();

@@ -7,6 +7,8 @@
 //   cutoff http relay --name A --port 8001 --work-ms 50 --next http://127.0.0.1:8002/work
 //   curl -H 'Deadline-Budget-Ms: 300' http://127.0.0.1:8001/work
 //
+// Any hop can serve https:// (--tls-cert, --tls-key) and call an https:// --next (--ca-file).
+//
 // When A's budget runs out (or its caller hangs up), B and C stop within milliseconds: their
 // budgets came from A's, and A's client closes its connection to B when A stops.
 #include <boost/asio/io_context.hpp>
@@ -15,6 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -26,6 +30,8 @@
 #include "cutoff/observe/metrics.hpp"
 #include "policy_flags.hpp"
 #include "serve_loop.hpp"
+#include "stderr_log.hpp"
+#include "tls_flags.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -46,6 +52,7 @@ struct RelayOptions {
     f.attempt_timeout_ms = 30'000;
     return f;
   }();
+  TlsFlags tls;
   bool quiet = false;
 };
 
@@ -55,32 +62,32 @@ std::int64_t Millis(Duration d) {
 
 int RunRelay(const RelayOptions& opts) {
   if (!opts.next.empty() && !http::parse_url(opts.next)) {
-    std::fprintf(stderr, "cutoff http relay: --next must be an http:// URL\n");
+    std::fprintf(stderr, "cutoff http relay: --next must be an http:// or https:// URL\n");
     return 2;
   }
   asio::io_context io(1);
   observe::Registry registry;
-  std::mutex log_mu;
   http::ServerOptions server_options;
   server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
   server_options.metrics = &registry;
   server_options.one_io_thread = true;
+  server_options.tls = opts.tls.server();
   const std::string name = opts.name;
-  if (!opts.quiet) {
-    server_options.log = [&log_mu, name](std::string_view line) {
-      std::lock_guard lock(log_mu);
-      // Tag each line with the service so several relays can share a terminal.
-      std::string tagged = "{\"service\":";
-      append_json_string(tagged, name);
-      tagged += ",";
-      tagged.append(line.substr(1));
-      std::fwrite(tagged.data(), 1, tagged.size(), stderr);
-      std::fputc('\n', stderr);
-    };
+  if (!opts.quiet) server_options.log = StderrLinesOf(name);  // several relays can share a terminal
+  ServeLoop loop(io, "http relay", opts.address);
+  const std::unique_ptr<http::Server> served = loop.make_server(server_options);
+  if (!served) return loop.exit_code();
+  http::Server& server = *served;
+  std::optional<http::Client> client_storage;
+  try {
+    client_storage.emplace(io.get_executor(), http::ClientOptions{.policy = opts.policy.policy(),
+                                                                  .metrics = &registry,
+                                                                  .tls = opts.tls.client()});
+  } catch (const std::invalid_argument& e) {  // a --ca-file OpenSSL cannot use
+    std::fprintf(stderr, "cutoff http relay: %s\n", e.what());
+    return 2;
   }
-  http::Server server(io.get_executor(), server_options);
-  const http::ClientOptions client_options{.policy = opts.policy.policy(), .metrics = &registry};
-  http::Client client(io.get_executor(), client_options);
+  http::Client& client = *client_storage;
 
   server.route(
       "GET", "/work",
@@ -99,7 +106,7 @@ int RunRelay(const RelayOptions& opts) {
           body += ",\"downstream\":" + (json && !downstream.body.empty() ? downstream.body : std::string("null"));
           if (http::deadline_expired(downstream)) {
             http::Response r = http::Response::json(504, body + "}");
-            r.headers.set(http::kDeadlineExpiredHeader, "1");
+            r.headers.set(cutoff::kDeadlineExpiredHeader, "1");
             co_return r;
           }
           if (downstream.status >= 500) status = 502;
@@ -109,7 +116,6 @@ int RunRelay(const RelayOptions& opts) {
       },
       {.name = "work"});
 
-  ServeLoop loop(io, "http relay", opts.address);
   const std::optional<std::uint16_t> port = loop.listen(server, opts.port);
   if (!port) return loop.exit_code();
   loop.drain_on_signals(server, std::chrono::milliseconds(opts.grace_ms));
@@ -142,6 +148,8 @@ void AddHttpCommand(CLI::App& app) {
   relay->add_option("--grace-ms", opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
       ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();
+  AddTlsServerFlags(relay, opts.tls);
+  AddTlsClientFlags(relay, opts.tls, "calls to --next");
   relay->add_flag("--quiet", opts.quiet, "No request log on stderr");
   relay->callback([] {
     const int code = RunRelay(opts);

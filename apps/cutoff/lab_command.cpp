@@ -225,6 +225,10 @@ void AddLabCommand(CLI::App& app) {
   lab->add_option("--duration-s", run.lab.duration_s, "Load per scenario and mode, in seconds")
       ->check(Number(1.0, 3600.0))
       ->capture_default_str();
+  lab->add_option("--inventory-transport", run.lab.inventory_transport,
+                  "How the gateway calls the inventory: http, or grpc (inventory.proto)")
+      ->check(CLI::IsMember({"http", "grpc"}))
+      ->capture_default_str();
   lab->add_option("--pool-size", run.lab.pool_size, "The inventory service's database connections")
       ->check(Number(1, 256))
       ->capture_default_str();

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   cutoff::cli::AddGraphqlCommand(app);
   cutoff::cli::AddGraphqlServeCommand(app);
   cutoff::cli::AddHttpCommand(app);
+  cutoff::cli::AddGrpcCommand(app);
   cutoff::cli::AddLabCommand(app);
   cutoff::cli::AddOpsCommand(app);
   try {

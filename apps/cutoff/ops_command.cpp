@@ -32,6 +32,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -50,6 +52,7 @@
 #include "cutoff/sql/pool.hpp"
 #include "example_operations.hpp"
 #include "serve_loop.hpp"
+#include "tls_flags.hpp"
 #include "signal_stop.hpp"
 #include "stderr_log.hpp"
 
@@ -68,6 +71,7 @@ struct CallOptions {
   std::int64_t budget_ms = -1;  // -1: none
   std::string url;
   std::string idempotency_key;  // empty: none
+  TlsFlags tls;                 // --ca-file, for an https:// --url
 };
 
 struct ServeOptions {
@@ -77,6 +81,7 @@ struct ServeOptions {
   std::int64_t grace_ms = 5'000;
   bool quiet = false;
   std::string db;  // empty: a SQLite file in the temporary directory
+  TlsFlags tls;
 };
 
 void PrintOut(std::string text) {
@@ -156,7 +161,7 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
   std::string base = opts.url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   const std::string url = base + "/ops/" + opts.name;
-  if (!http::parse_url(url)) return Usage("ops call", "--url must be an http:// URL");
+  if (!http::parse_url(url)) return Usage("ops call", "--url must be an http:// or https:// URL");
   asio::io_context io(1);
   Context base_ctx;
   if (opts.budget_ms >= 0) base_ctx = base_ctx.with_timeout(std::chrono::milliseconds(opts.budget_ms) + kAnswerGrace);
@@ -165,16 +170,24 @@ int RunCallRemote(const CallOptions& opts, const std::string& body) {
   // A keyed call may be repeated safely: connection failures and 502/503/504 answers are
   // tried again (three attempts in all, within the budget).
   const bool keyed = !opts.idempotency_key.empty();
-  http::Client client(io.get_executor(), {.policy = {.attempt_timeout = std::chrono::hours(24),
-                                                     .retry = {.max_attempts = keyed ? 3 : 1,
-                                                               .backoff = {.initial = std::chrono::milliseconds(100),
-                                                                           .jitter = resilience::Jitter::none}}}});
+  std::optional<http::Client> client_storage;
+  try {
+    client_storage.emplace(io.get_executor(),
+                           http::ClientOptions{.policy = {.attempt_timeout = std::chrono::hours(24),
+                                                          .retry = {.max_attempts = keyed ? 3 : 1,
+                                                                    .backoff = {.initial = std::chrono::milliseconds(100),
+                                                                                .jitter = resilience::Jitter::none}}},
+                                               .tls = opts.tls.client()});
+  } catch (const std::invalid_argument& e) {  // a --ca-file OpenSSL cannot use
+    return Usage("ops call", e.what());
+  }
+  http::Client& client = *client_storage;
   int exit_code = 0;
   auto run = [&, ctx = ctx]() -> asio::awaitable<void> {
     try {
       http::ClientRequest req{.method = "POST", .url = url, .body = body};
       req.headers.set("Content-Type", "application/json");
-      if (opts.budget_ms >= 0) req.headers.set(http::kBudgetHeader, std::to_string(opts.budget_ms));
+      if (opts.budget_ms >= 0) req.headers.set(cutoff::kBudgetHeader, std::to_string(opts.budget_ms));
       if (!opts.idempotency_key.empty()) {
         req.headers.set("Idempotency-Key", opts.idempotency_key);
         req.idempotent = true;
@@ -246,9 +259,12 @@ int RunServe(const ServeOptions& opts) {
   server_options.metrics = &metrics;
   server_options.one_io_thread = true;
   if (!opts.quiet) server_options.log = StderrLines();
-  http::Server server(io.get_executor(), server_options);
-  ops::mount_operations(server, registry, {.title = "cutoff example operations"});
+  server_options.tls = opts.tls.server();
   ServeLoop loop(io, "ops serve", opts.address);
+  const std::unique_ptr<http::Server> served = loop.make_server(server_options);
+  if (!served) return loop.exit_code();
+  http::Server& server = *served;
+  ops::mount_operations(server, registry, {.title = "cutoff example operations"});
   const std::optional<std::uint16_t> port = loop.listen(server, opts.port);
   if (!port) return loop.exit_code();
   loop.drain_on_signals(server, std::chrono::milliseconds(opts.grace_ms));
@@ -285,6 +301,7 @@ void AddOpsCommand(CLI::App& app) {
   call->add_option("--idempotency-key", call_opts.idempotency_key,
                    "Send this Idempotency-Key: repeating the call with the same key returns the first outcome "
                    "(operations that take keys only; default: none)");
+  AddTlsClientFlags(call, call_opts.tls, "calls (an https:// --url)");
   call->callback([] { Check(RunCall(call_opts)); });
 
   CLI::App* serve = ops_app->add_subcommand(
@@ -297,6 +314,7 @@ void AddOpsCommand(CLI::App& app) {
   serve->add_option("--max-budget-ms", serve_opts.max_budget_ms, "The most budget any request is granted")
       ->check(Number(std::int64_t{1}, std::int64_t{86'400'000}))
       ->capture_default_str();
+  AddTlsServerFlags(serve, serve_opts.tls);
   serve->add_option("--grace-ms", serve_opts.grace_ms, "On SIGINT/SIGTERM, how long in-flight requests may finish")
       ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
       ->capture_default_str();

@@ -1,7 +1,7 @@
 // How the serving commands (graphql serve, http relay, ops serve, demo serve) bind their
 // servers, stop on SIGINT or SIGTERM and say where they listen, so that each reports a port it
 // cannot bind the same way (conventions.hpp, Listen), prints the same
-// "listening on http://ADDRESS:PORT ..." line that scripts and tests wait for, and exits the
+// "listening on http://ADDRESS:PORT ..." line (https:// for a server with TLS) that scripts and tests wait for, and exits the
 // same way once its servers have drained.
 //
 //   ServeLoop loop(io, "http relay", opts.address);
@@ -22,9 +22,7 @@
 #include <string>
 #include <string_view>
 
-namespace cutoff::http {
-class Server;
-}
+#include "cutoff/http/server.hpp"
 
 namespace cutoff::cli {
 
@@ -35,6 +33,10 @@ class ServeLoop {
   ServeLoop(const ServeLoop&) = delete;
   ServeLoop& operator=(const ServeLoop&) = delete;
   ~ServeLoop();
+
+  // The command's server; null after saying on stderr why its TLS certificate or key cannot be
+  // used (exit_code() is then 2).
+  std::unique_ptr<http::Server> make_server(const http::ServerOptions& options);
 
   // Binds `server` to the address and `port` (0: any free port). The port bound, or nullopt
   // after saying why on stderr; exit_code() is then what the command exits with (2 for an
@@ -49,7 +51,7 @@ class ServeLoop {
   // servers together).
   void on_signal(std::function<void()> stop);
 
-  // Prints "listening on http://ADDRESS:PORT" followed by `details`, then runs the io_context
+  // Prints "listening on http://ADDRESS:PORT" (https:// once a TLS server was bound) followed by `details`, then runs the io_context
   // on `threads` threads until every server has stopped. Returns the exit code: 0.
   int run(std::uint16_t port, std::string_view details = {}, int threads = 1);
 
@@ -58,6 +60,7 @@ class ServeLoop {
   std::string command_;
   std::string address_;
   int exit_code_ = 0;
+  std::string scheme_ = "http";
   std::unique_ptr<boost::asio::signal_set> signals_;
 };
 

@@ -91,6 +91,7 @@ json::value RunLab(const LabOptions& options) {
   json::object settings{{"scale", options.scale},
                         {"duration_s", options.duration_s},
                         {"pool_size", options.pool_size},
+                        {"inventory_transport", options.inventory_transport},
                         {"user_ms", l.user.count()},
                         {"gateway_ms", l.gateway.count()},
                         {"inventory_ms", l.inventory.count()},

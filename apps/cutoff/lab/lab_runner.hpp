@@ -27,6 +27,8 @@ struct LabOptions {
   int pool_size = 4;
   double rate = 0;       // requests per second; 0: from the pool size and the scale
   bool progress = true;  // a live line on stderr
+  // How the gateway calls the inventory: "http" (its routes) or "grpc" (inventory.proto).
+  std::string inventory_transport = "http";
 };
 
 // Throws std::runtime_error when the services cannot start (e.g. the database is unreachable).

@@ -8,12 +8,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cmath>
 
-// g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
-// large coroutines (a false positive: both are awaitable_frame_base's).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
 namespace cutoff::lab::internal {
 
 namespace asio = boost::asio;
