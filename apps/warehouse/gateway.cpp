@@ -1,6 +1,8 @@
 #include "warehouse/gateway.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <functional>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -16,7 +18,6 @@
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 #include "cutoff/graphql/http/graphql_ws.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
-#include "cutoff/http/error_document.hpp"
 
 namespace cutoff::warehouse {
 
@@ -102,19 +103,14 @@ std::string ArgId(const FieldContext& f, std::string_view name) {
   return {};
 }
 
-// The inventory's answer as JSON; its error document as a cutoff::Error (404: null).
-json::value Decode(const http::Response& r, const std::string& request_id) {
-  if (r.status == 404) return nullptr;
-  json::error_code ec;
-  json::value body = json::parse(r.body, ec);
-  if (r.status == 200 && !ec) return body;
-  ErrorCode code = ErrorCode::unavailable;
-  std::string message = "the inventory service answered " + std::to_string(r.status);
-  if (auto remote = http::parse_error_document(r.body)) {
-    code = remote->code.value_or(code);
-    if (!remote->message.empty()) message = std::move(remote->message);
-  }
-  throw Error(code, message, request_id);
+// An ID argument as the inventory's integer key; anything else is the caller's mistake.
+std::int64_t IdArg(const FieldContext& f, std::string_view name) {
+  const std::string id = ArgId(f, name);
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+  if (id.empty() || ec != std::errc() || end != id.data() + id.size())
+    throw Error(ErrorCode::invalid_argument, "`" + std::string(name) + "` must be a number", f.ctx.request_id());
+  return n;
 }
 
 // stockChanged: polls the inventory's change feed. Each poll has a budget of its own; the
@@ -123,8 +119,8 @@ using CallSlotFn = std::function<asio::awaitable<OutboundLimits::Permit>(const C
 
 class StockChanges final : public gql::EventStream {
  public:
-  StockChanges(http::Client& client, CallSlotFn slot, std::string base, std::string bin, Duration poll)
-      : client_(client), slot_(std::move(slot)), base_(std::move(base)), bin_(std::move(bin)), poll_(poll) {}
+  StockChanges(InventoryClient& inventory, CallSlotFn slot, std::string bin, Duration poll)
+      : inventory_(inventory), slot_(std::move(slot)), bin_(std::move(bin)), poll_(poll) {}
 
   asio::awaitable<std::optional<Data>> next(const Context& ctx) override {
     for (;;) {
@@ -136,10 +132,8 @@ class StockChanges final : public gql::EventStream {
       ctx.check();
       const Context poll = ctx.with_timeout(std::chrono::seconds(2));
       OutboundLimits::Permit slot = co_await slot_(poll);
-      const std::string url = base_ + "/stock-changes?after=" + std::to_string(after_);
-      http::Response r = co_await client_.get(poll, url);
+      json::value changes = co_await inventory_.stock_changes(poll, after_);
       slot.release();
-      json::value changes = Decode(r, ctx.request_id());
       if (changes.is_array()) {
         for (json::value& c : changes.as_array()) {
           const json::object& o = c.as_object();
@@ -156,9 +150,8 @@ class StockChanges final : public gql::EventStream {
   }
 
  private:
-  http::Client& client_;
+  InventoryClient& inventory_;
   CallSlotFn slot_;
-  std::string base_;
   std::string bin_;
   Duration poll_;
   std::int64_t after_ = -1;  // first poll: learn where the feed is
@@ -186,23 +179,23 @@ resilience::PolicyOptions default_inventory_policy() {
 
 Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : options_(std::move(options)) {
   limits_ = std::make_unique<OutboundLimits>(LimitOptions(options_, nullptr));
-  resilience::PolicyOptions policy = options_.inventory_policy;
-  http::ClientOptions client;
-  if (policy.attempt_timeout == Duration::zero()) {
+  InventoryClientOptions client;
+  client.transport = options_.inventory_transport;
+  client.url = options_.inventory_url;
+  client.grpc_target = options_.inventory_grpc_target;
+  client.http_tls = options_.inventory_tls;
+  client.grpc_tls = options_.inventory_grpc_tls;
+  client.policy = options_.inventory_policy;
+  if (client.policy.attempt_timeout == Duration::zero()) {
     switch (options_.mode) {
-      case Mode::cutoff: policy.attempt_timeout = options_.max_budget; break;  // the budget bounds it
-      case Mode::timeouts: policy.attempt_timeout = options_.operation_budget; break;
-      case Mode::none: policy.attempt_timeout = std::chrono::hours(1); break;
+      case Mode::cutoff: client.policy.attempt_timeout = options_.max_budget; break;  // the budget bounds it
+      case Mode::timeouts: client.policy.attempt_timeout = options_.operation_budget; break;
+      case Mode::none: client.policy.attempt_timeout = std::chrono::hours(1); break;
     }
   }
   if (options_.mode == Mode::cutoff) client.reply_margin = options_.inventory_reply_margin;
-  if (const auto url = http::parse_url(options_.inventory_url))
-    client.upstreams.push_back(
-        {.authority = url->host + ":" + std::to_string(url->port), .name = "inventory", .policy = policy});
-  client.policy = policy;
-  client.max_idle_per_host = 256;
   client.metrics = options_.metrics;
-  client_ = std::make_unique<http::Client>(executor, client);
+  inventory_ = make_inventory_client(executor, client);
 
   // Under `none` nothing has a deadline, not even the field.
   gql::SchemaResult built = gql::Schema::from_sdl(
@@ -211,77 +204,77 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : optio
   schema_ = std::move(built.schema);
   if (options_.mode == Mode::cutoff) schema_->declare_operation_budget(options_.operation_budget);
 
-  const std::string base = options_.inventory_url;
   // `ctx` is the field's: its operation's limit applies. `call_id`, when set, is appended to the
   // request id of the call (after the slot is taken: a context with new values is no longer
-  // recognised as the operation's).
-  auto fetch = [this, base](const Context& ctx, std::string path, std::string call_id) -> asio::awaitable<json::value> {
+  // recognised as the operation's), so the statement it causes can be traced to the field (the
+  // sqlcommenter comment, pg_stat_activity).
+  using Call = std::function<asio::awaitable<json::value>(const Context&)>;
+  auto fetch = [this](const Context& ctx, const Call& call, std::string_view call_id) -> asio::awaitable<json::value> {
     OutboundLimits::Permit slot = co_await CallSlot(ctx);
-    const Context call = call_id.empty() ? ctx : ctx.with_request_id(ctx.request_id() + call_id);
-    const std::string url = base + path;
-    http::Response r = co_await client_->get(call, url);
-    co_return Decode(r, call.request_id());
+    const Context named = call_id.empty() ? ctx : ctx.with_request_id(ctx.request_id() + std::string(call_id));
+    co_return co_await call(named);
   };
+  InventoryClient* inv = inventory_.get();
 
-  schema_->resolve_async("Query", "warehouses", [fetch](FieldContext& f) -> asio::awaitable<Data> {
-    co_return Data::json_value(co_await fetch(f.ctx, "/warehouses", {}));
+  schema_->resolve_async("Query", "warehouses", [fetch, inv](FieldContext& f) -> asio::awaitable<Data> {
+    const Call call = [inv](const Context& c) { return inv->warehouses(c); };
+    co_return Data::json_value(co_await fetch(f.ctx, call, ""));
   });
-  schema_->resolve_async("Query", "warehouse", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+  schema_->resolve_async("Query", "warehouse", [fetch, inv](FieldContext& f) -> asio::awaitable<Data> {
     const std::string id = ArgId(f, "id");
-    json::value all = co_await fetch(f.ctx, "/warehouses", {});
+    const Call call = [inv](const Context& c) { return inv->warehouses(c); };
+    json::value all = co_await fetch(f.ctx, call, "");
     for (json::value& w : all.as_array())
       if (std::to_string(w.as_object().at("id").to_number<std::int64_t>()) == id)
         co_return Data::json_value(std::move(w));
     co_return Data();
   });
-  schema_->resolve_async("Query", "bin", [fetch](FieldContext& f) -> asio::awaitable<Data> {
-    co_return Data::json_value(co_await fetch(f.ctx, "/bin?id=" + ArgId(f, "id"), {}));
+  schema_->resolve_async("Query", "bin", [fetch, inv](FieldContext& f) -> asio::awaitable<Data> {
+    const std::int64_t id = IdArg(f, "id");
+    const Call call = [inv, id](const Context& c) { return inv->bin(c, id); };
+    co_return Data::json_value(co_await fetch(f.ctx, call, ""));
   });
-  schema_->resolve_async("Query", "stockValuation", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+  schema_->resolve_async("Query", "stockValuation", [fetch, inv](FieldContext& f) -> asio::awaitable<Data> {
     const std::string id = ArgId(f, "warehouseId");
     if (id.empty() || id.size() > 18 || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
       throw Error(ErrorCode::invalid_argument, "warehouseId must be a warehouse's number", f.ctx.request_id());
-    json::value v = co_await fetch(f.ctx, "/valuation?warehouse=" + id, ".v" + id);
+    const std::int64_t warehouse = IdArg(f, "warehouseId");
+    const Call call = [inv, warehouse](const Context& c) { return inv->valuation(c, warehouse); };
+    const std::string call_id = ".v" + id;
+    json::value v = co_await fetch(f.ctx, call, call_id);
     if (v.is_null()) co_return Data();  // no such warehouse
     co_return Data::from(v.as_object().at("value").to_number<double>());
   });
-  schema_->resolve_async("Warehouse", "bins", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+  schema_->resolve_async("Warehouse", "bins", [fetch, inv](FieldContext& f) -> asio::awaitable<Data> {
     const json::value* parent = f.parent.if_json();
     const std::int64_t id = parent->as_object().at("id").to_number<std::int64_t>();
     const json::value* first = f.arg("first");
     const std::int64_t n = first && first->is_int64() ? first->as_int64() : 10;
-    co_return Data::json_value(
-        co_await fetch(f.ctx, "/bins?warehouse=" + std::to_string(id) + "&first=" + std::to_string(n), {}));
+    const Call call = [inv, id, n](const Context& c) { return inv->bins(c, id, n); };
+    co_return Data::json_value(co_await fetch(f.ctx, call, ""));
   });
-  schema_->resolve_async("Warehouse", "stockValuation", [fetch](FieldContext& f) -> asio::awaitable<Data> {
+  schema_->resolve_async("Warehouse", "stockValuation", [fetch, inv](FieldContext& f) -> asio::awaitable<Data> {
     const std::int64_t id = f.parent.if_json()->as_object().at("id").to_number<std::int64_t>();
-    // The call's request id names the field, so the statement it causes can be traced to it
-    // (the sqlcommenter comment, pg_stat_activity).
-    json::value v = co_await fetch(f.ctx, "/valuation?warehouse=" + std::to_string(id), ".v" + std::to_string(id));
+    const Call call = [inv, id](const Context& c) { return inv->valuation(c, id); };
+    const std::string call_id = ".v" + std::to_string(id);
+    json::value v = co_await fetch(f.ctx, call, call_id);
     co_return Data::from(v.as_object().at("value").to_number<double>());
   });
-  schema_->resolve_async("Mutation", "reserveStock", [this, base](FieldContext& f) -> asio::awaitable<Data> {
+  schema_->resolve_async("Mutation", "reserveStock", [this, inv](FieldContext& f) -> asio::awaitable<Data> {
     // Refused here, before anything is called: an empty key would reserve on every retry, and
     // the key becomes an HTTP header (CR LF would split it).
-    const std::string key = f.arg_string("idempotencyKey");
+    std::string key = f.arg_string("idempotencyKey");
     effects::check_idempotency_key(key, f.ctx.request_id());
+    const std::int64_t bin = IdArg(f, "binId");
     const json::value* qty = f.arg("qty");
-    json::object body{{"binId", ArgId(f, "binId")}, {"qty", qty ? *qty : json::value(0)}};
-    http::ClientRequest req;
-    req.method = "POST";
-    req.url = base + "/reservations";
-    req.body = json::serialize(body);
-    req.headers.set("Content-Type", "application/json");
-    req.headers.set("Idempotency-Key", key);
-    req.idempotent = true;  // keyed: a retry cannot reserve twice
+    const std::int64_t n = qty && qty->is_int64() ? qty->as_int64() : 0;
     OutboundLimits::Permit slot = co_await CallSlot(f.ctx);
-    http::Response r = co_await client_->request(f.ctx, std::move(req));
-    co_return Data::json_value(Decode(r, f.ctx.request_id()));
+    co_return Data::json_value(co_await inv->reserve(f.ctx, bin, n, std::move(key)));
   });
   schema_->subscribe("Subscription", "stockChanged",
-                     [this, base](FieldContext& f) -> asio::awaitable<std::unique_ptr<gql::EventStream>> {
+                     [this, inv](FieldContext& f) -> asio::awaitable<std::unique_ptr<gql::EventStream>> {
                        CallSlotFn slot = [this](const Context& ctx) { return CallSlot(ctx); };
-                       co_return std::make_unique<StockChanges>(*client_, std::move(slot), base, ArgId(f, "binId"),
+                       co_return std::make_unique<StockChanges>(*inv, std::move(slot), ArgId(f, "binId"),
                                                                 options_.subscription_poll);
                      });
 }

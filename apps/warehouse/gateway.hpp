@@ -8,7 +8,8 @@
 //
 // Its schema (schema_sdl()) has warehouses, bins, their stock, an expensive `stockValuation`
 // capped with @budget, a `reserveStock` mutation with an idempotency key and a `stockChanged`
-// subscription. Every resolver calls the inventory service over HTTP.
+// subscription. Every resolver calls the inventory service, over HTTP or gRPC
+// (`inventory_transport`, inventory_client.hpp).
 //
 // Modes (mode.hpp): under `cutoff` each operation runs under min(the caller's budget,
 // `operation_budget`), and calls carry what is left; under `timeouts` the gateway's HTTP
@@ -38,9 +39,11 @@
 #include <string>
 
 #include "cutoff/graphql/schema.hpp"
-#include "cutoff/http/client.hpp"
+#include "cutoff/grpc/tls.hpp"
 #include "cutoff/http/server.hpp"
+#include "cutoff/http/tls.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "warehouse/inventory_client.hpp"
 #include "warehouse/mode.hpp"
 #include "warehouse/outbound_limits.hpp"
 
@@ -78,6 +81,14 @@ struct GatewayOptions {
   // `max_budget` under cutoff (the budget bounds each attempt), `operation_budget` under
   // timeouts, an hour under none.
   resilience::PolicyOptions inventory_policy = default_inventory_policy();
+  // For an https:// inventory_url: the authorities its certificate must come from (http/tls.hpp).
+  http::TlsClientOptions inventory_tls;
+  // How the gateway reaches the inventory: its HTTP routes at `inventory_url`, or its gRPC
+  // service (inventory.proto) at `inventory_grpc_target` ("host:port"), over TLS when
+  // `inventory_grpc_tls` is set. The same calls, budgets, policy and limits either way.
+  InventoryTransport inventory_transport = InventoryTransport::http;
+  std::string inventory_grpc_target;
+  std::optional<grpc::TlsClientOptions> inventory_grpc_tls;
   // Where the client to the inventory records its policy's counts and the calls it stopped
   // (http::ClientOptions); null: nowhere. Must outlive the Gateway.
   observe::Registry* metrics = nullptr;
@@ -103,7 +114,7 @@ class Gateway {
   GatewayOptions options_;
   std::unique_ptr<resilience::ResilienceMetrics> resilience_metrics_;
   std::unique_ptr<OutboundLimits> limits_;
-  std::unique_ptr<http::Client> client_;
+  std::unique_ptr<InventoryClient> inventory_;
   std::unique_ptr<graphql::Schema> schema_;
   std::unique_ptr<graphql::MetricsRecorder> recorder_;
 };

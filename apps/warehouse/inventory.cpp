@@ -99,38 +99,35 @@ InventoryStats Inventory::stats() const noexcept {
   return {in_flight_.load(std::memory_order_relaxed), max_in_flight_.load(std::memory_order_relaxed)};
 }
 
-asio::awaitable<Response> Inventory::Serve(const Context& request, const Work& work) {
+asio::awaitable<std::string> Inventory::Serve(const Context& request, const Work& work) {
   const InFlight counted(*this);
-  switch (options_.mode) {
-    case Mode::cutoff: co_return co_await work(request);
-    case Mode::none: {
-      const Context ctx = base_.with_values(request.values());
-      co_return co_await work(ctx);
-    }
-    case Mode::timeouts: break;
-  }
-  // The work runs detached, under no deadline; the caller waits for it at most
-  // the service's own timeout. Both run on this request's executor (its
-  // strand), so the shared state needs no lock.
+  if (options_.mode == Mode::cutoff) co_return co_await work(request);
+  // The work runs detached, under no deadline and out of reach of the caller's cancellation;
+  // the caller waits for it at most the service's own timeout (under `none`, as long as it
+  // takes). Both run on this request's executor (its strand), so the shared state needs no
+  // lock.
   struct Pending {
     explicit Pending(const asio::any_io_executor& ex) : wake(ex) {}
     asio::steady_timer wake;
-    std::optional<Response> response;
+    std::optional<std::string> answer;
     std::exception_ptr error;
     bool done = false;
   };
   const auto ex = co_await asio::this_coro::executor;
   auto pending = std::make_shared<Pending>(ex);
-  pending->wake.expires_after(options_.own_timeout);
+  if (options_.mode == Mode::timeouts)
+    pending->wake.expires_after(options_.own_timeout);
+  else
+    pending->wake.expires_at(asio::steady_timer::time_point::max());
   asio::co_spawn(
       ex,
-      [work, ctx = base_.with_values(request.values())]() -> asio::awaitable<Response> {
+      [work, ctx = base_.with_values(request.values())]() -> asio::awaitable<std::string> {
         co_return co_await work(ctx);
       },
-      [pending](std::exception_ptr error, Response response) {
+      [pending](std::exception_ptr error, std::string answer) {
         pending->done = true;
         pending->error = error;
-        if (!error) pending->response = std::move(response);
+        if (!error) pending->answer = std::move(answer);
         pending->wake.cancel();
       });
   boost::system::error_code ec;
@@ -141,7 +138,7 @@ asio::awaitable<Response> Inventory::Serve(const Context& request, const Work& w
                     " ms) fired; the work goes on without a caller",
                 request.request_id());
   if (pending->error) std::rethrow_exception(pending->error);
-  co_return std::move(*pending->response);
+  co_return std::move(*pending->answer);
 }
 
 asio::awaitable<sql::Pool::Lease> Inventory::Acquire(const Context& ctx) {
@@ -152,19 +149,119 @@ asio::awaitable<sql::Pool::Lease> Inventory::Acquire(const Context& ctx) {
   co_return co_await pool_->acquire(ctx);
 }
 
-// Each route names the function objects it hands to Serve() and Effects::run(): g++ 12 destroys
-// a temporary in a co_await expression twice (a lambda with a string inside crashed it).
-void Inventory::mount(http::Server& server, observe::Registry* metrics) {
-  if (metrics) sql::register_pool_metrics(*metrics, *pool_, "inventory");
-  if (options_.mode == Mode::cutoff && options_.admission && !admission_) {
+// Each operation names the function objects it hands to Serve() and Effects::run(): g++ 12
+// destroys a temporary in a co_await expression twice (a lambda with a string inside crashed it).
+asio::awaitable<std::string> Inventory::warehouses(const Context& request) {
+  const Work work = [this](const Context& ctx) -> asio::awaitable<std::string> {
+    sql::Pool::Lease conn = co_await Acquire(ctx);
+    co_return co_await list_warehouses(*conn, ctx);
+  };
+  co_return co_await Serve(request, work);
+}
+
+asio::awaitable<std::string> Inventory::bins(const Context& request, std::int64_t warehouse, std::int64_t first) {
+  first = std::clamp<std::int64_t>(first, 0, 1000);
+  const Work work = [this, warehouse, first](const Context& ctx) -> asio::awaitable<std::string> {
+    sql::Pool::Lease conn = co_await Acquire(ctx);
+    co_return co_await list_bins(*conn, ctx, warehouse, first);
+  };
+  co_return co_await Serve(request, work);
+}
+
+asio::awaitable<std::string> Inventory::bin(const Context& request, std::int64_t id) {
+  const Work work = [this, id](const Context& ctx) -> asio::awaitable<std::string> {
+    sql::Pool::Lease conn = co_await Acquire(ctx);
+    std::string bin = co_await get_bin(*conn, ctx, id);
+    if (bin.empty()) throw Error(ErrorCode::not_found, "no bin " + std::to_string(id), ctx.request_id());
+    co_return bin;
+  };
+  co_return co_await Serve(request, work);
+}
+
+asio::awaitable<std::string> Inventory::valuation(const Context& request, std::int64_t warehouse) {
+  const Work work = [this, warehouse](const Context& ctx) -> asio::awaitable<std::string> {
+    if (!valuation_limit_) {
+      sql::Pool::Lease conn = co_await Acquire(ctx);
+      co_return co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps);
+    }
+    resilience::AdaptiveLimit::Permit permit = co_await valuation_limit_->acquire(ctx);
+    sql::Pool::Lease conn = co_await Acquire(ctx);
+    std::string body;
+    try {
+      body = co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps);
+    } catch (...) {
+      if (ctx.stop_requested()) permit.stopped();  // cut at its deadline while running
+      throw;
+    }
+    permit.completed();
+    co_return body;
+  };
+  co_return co_await Serve(request, work);
+}
+
+asio::awaitable<std::string> Inventory::reserve(const Context& request, std::string key, std::int64_t bin_id,
+                                                std::int64_t qty) {
+  effects::check_idempotency_key(key, request.request_id());
+  if (qty <= 0)
+    throw Error(ErrorCode::invalid_argument, "qty must be positive, not " + std::to_string(qty), request.request_id());
+  effects::EffectRequest er;
+  er.operation = "inventory.reserve";
+  er.idempotency_key = std::move(key);
+  er.fingerprint = std::to_string(bin_id) + ":" + std::to_string(qty);
+  const effects::EffectBody body = [bin_id, qty](effects::Effect& fx) -> asio::awaitable<std::string> {
+    std::vector<Value> p{qty, bin_id};
+    sql::Result r = co_await fx.execute(
+        "update bin set reserved = reserved + $1 where id = $2 and qty - reserved >= $1 returning qty, reserved", p);
+    if (r.size() == 0)
+      throw Error(ErrorCode::invalid_argument, "bin " + std::to_string(bin_id) + " does not exist or has fewer than " +
+                                                   std::to_string(qty) + " available");
+    const std::string change = "{\"binId\":" + std::to_string(bin_id) +
+                               ",\"qty\":" + std::to_string(r[0].get<std::int64_t>("qty")) +
+                               ",\"reserved\":" + std::to_string(r[0].get<std::int64_t>("reserved")) + "}";
+    co_await fx.publish("stock.changed", change);
+    co_return change;
+  };
+  const Work work = [this, er = std::move(er), body](const Context& ctx) -> asio::awaitable<std::string> {
+    effects::EffectOutcome out = co_await effects_->run(ctx, er, body);
+    json::object answer = json::parse(out.result).as_object();
+    answer["replayed"] = out.replayed;
+    co_return json::serialize(answer);
+  };
+  co_return co_await Serve(request, work);
+}
+
+asio::awaitable<std::string> Inventory::stock_changes(const Context& request, std::int64_t after) {
+  const Work work = [this, after](const Context& ctx) -> asio::awaitable<std::string> {
+    std::vector<Value> p{after};
+    sql::Pool::Lease conn = co_await Acquire(ctx);
+    sql::Result r = co_await conn->execute(ctx,
+                                           "select id, payload from " + effects_->outbox_table() +
+                                               " where topic = 'stock.changed' and id > $1 order by id limit 100",
+                                           p);
+    std::string out = "[";
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (i) out += ',';
+      json::object change = json::parse(r[i].get<std::string>("payload")).as_object();
+      change["id"] = r[i].get<std::int64_t>("id");
+      out += json::serialize(change);
+    }
+    out += ']';
+    co_return out;
+  };
+  co_return co_await Serve(request, work);
+}
+
+void Inventory::prepare_limits(observe::Registry* metrics) {
+  if (options_.mode != Mode::cutoff) return;
+  if (options_.admission && !admission_) {
     resilience::ServiceTimeAdmissionOptions a = *options_.admission;
     if (metrics && !a.metrics) {
-      resilience_metrics_ = std::make_unique<resilience::ResilienceMetrics>(*metrics);
+      if (!resilience_metrics_) resilience_metrics_ = std::make_unique<resilience::ResilienceMetrics>(*metrics);
       a.metrics = resilience_metrics_.get();
     }
     admission_ = std::make_unique<resilience::ServiceTimeAdmission>(a);
   }
-  if (options_.mode == Mode::cutoff && options_.valuation_limit && !valuation_limit_) {
+  if (options_.valuation_limit && !valuation_limit_) {
     resilience::AdaptiveLimitOptions l = *options_.valuation_limit;
     l.max_limit = std::max<std::size_t>(1, std::min(l.max_limit, options_.pool_size));
     l.min_limit = std::min(l.min_limit, l.max_limit);
@@ -177,6 +274,11 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
     }
     valuation_limit_ = std::make_unique<resilience::AdaptiveLimit>(l);
   }
+}
+
+void Inventory::mount(http::Server& server, observe::Registry* metrics) {
+  if (metrics) sql::register_pool_metrics(*metrics, *pool_, "inventory");
+  prepare_limits(metrics);
   // The service's declared budget, bound only under `cutoff`: the other modes are the
   // baselines the lab compares against, servers that never stop their handlers.
   auto route = [this](const char* name) {
@@ -187,65 +289,24 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
     o.admission = admission_.get();
     return o;
   };
-
-  // A route whose handler reads its parameters, then returns the work to run as the mode says.
-  auto mount_work = [&](const char* method, const char* path, const char* name,
-                        std::function<Work(const Request&)> prepare) {
+  using Operation = std::function<asio::awaitable<std::string>(const Request&, const Context&)>;
+  auto get = [&](const char* path, const char* name, Operation operation) {
     server.route(
-        method, path,
-        [this, prepare = std::move(prepare)](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
-          const Work work = prepare(req);
-          co_return co_await Serve(rctx, work);
+        "GET", path,
+        [operation = std::move(operation)](const Request& req, const Context& ctx) -> asio::awaitable<Response> {
+          co_return Response::json(200, co_await operation(req, ctx));
         },
         route(name));
   };
-
-  mount_work("GET", "/warehouses", "inventory.warehouses", [this](const Request&) -> Work {
-    return [this](const Context& ctx) -> asio::awaitable<Response> {
-      sql::Pool::Lease conn = co_await Acquire(ctx);
-      co_return Response::json(200, co_await list_warehouses(*conn, ctx));
-    };
+  get("/warehouses", "inventory.warehouses", [this](const Request&, const Context& ctx) { return warehouses(ctx); });
+  get("/bins", "inventory.bins", [this](const Request& req, const Context& ctx) {
+    return bins(ctx, IntParam(req, "warehouse"), IntParam(req, "first", 10));
   });
-
-  mount_work("GET", "/bins", "inventory.bins", [this](const Request& req) -> Work {
-    const std::int64_t warehouse = IntParam(req, "warehouse");
-    const std::int64_t first = std::clamp<std::int64_t>(IntParam(req, "first", 10), 0, 1000);
-    return [this, warehouse, first](const Context& ctx) -> asio::awaitable<Response> {
-      sql::Pool::Lease conn = co_await Acquire(ctx);
-      co_return Response::json(200, co_await list_bins(*conn, ctx, warehouse, first));
-    };
-  });
-
-  mount_work("GET", "/bin", "inventory.bin", [this](const Request& req) -> Work {
-    const std::int64_t id = IntParam(req, "id");
-    return [this, id](const Context& ctx) -> asio::awaitable<Response> {
-      sql::Pool::Lease conn = co_await Acquire(ctx);
-      std::string bin = co_await get_bin(*conn, ctx, id);
-      if (bin.empty()) throw Error(ErrorCode::not_found, "no bin " + std::to_string(id), ctx.request_id());
-      co_return Response::json(200, std::move(bin));
-    };
-  });
-
-  mount_work("GET", "/valuation", "inventory.valuation", [this](const Request& req) -> Work {
-    const std::int64_t warehouse = IntParam(req, "warehouse");
-    return [this, warehouse](const Context& ctx) -> asio::awaitable<Response> {
-      if (!valuation_limit_) {
-        sql::Pool::Lease conn = co_await Acquire(ctx);
-        co_return Response::json(200, co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps));
-      }
-      resilience::AdaptiveLimit::Permit permit = co_await valuation_limit_->acquire(ctx);
-      sql::Pool::Lease conn = co_await Acquire(ctx);
-      std::string body;
-      try {
-        body = co_await stock_valuation(*conn, ctx, warehouse, options_.valuation_steps);
-      } catch (...) {
-        if (ctx.stop_requested()) permit.stopped();  // cut at its deadline while running
-        throw;
-      }
-      permit.completed();
-      co_return Response::json(200, std::move(body));
-    };
-  });
+  get("/bin", "inventory.bin", [this](const Request& req, const Context& ctx) { return bin(ctx, IntParam(req, "id")); });
+  get("/valuation", "inventory.valuation",
+      [this](const Request& req, const Context& ctx) { return valuation(ctx, IntParam(req, "warehouse")); });
+  get("/stock-changes", "inventory.stock_changes",
+      [this](const Request& req, const Context& ctx) { return stock_changes(ctx, IntParam(req, "after", 0)); });
 
   server.route(
       "POST", "/reservations",
@@ -281,56 +342,10 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
         if (!bin_id || !amount || *amount <= 0)
           throw Error(ErrorCode::invalid_argument, R"(expected {"binId": <int>, "qty": <positive int>})",
                       rctx.request_id());
-        effects::EffectRequest er;
-        er.operation = "inventory.reserve";
-        er.idempotency_key = std::string(keys.front());
-        er.fingerprint = std::to_string(*bin_id) + ":" + std::to_string(*amount);
-        const std::int64_t b = *bin_id, n = *amount;
-        const effects::EffectBody reserve = [b, n](effects::Effect& fx) -> asio::awaitable<std::string> {
-          std::vector<Value> p{n, b};
-          sql::Result r = co_await fx.execute(
-              "update bin set reserved = reserved + $1 where id = $2 and qty - reserved >= $1 returning qty, reserved",
-              p);
-          if (r.size() == 0)
-            throw Error(ErrorCode::invalid_argument, "bin " + std::to_string(b) + " does not exist or has fewer than " +
-                                                         std::to_string(n) + " available");
-          const std::string change = "{\"binId\":" + std::to_string(b) +
-                                     ",\"qty\":" + std::to_string(r[0].get<std::int64_t>("qty")) +
-                                     ",\"reserved\":" + std::to_string(r[0].get<std::int64_t>("reserved")) + "}";
-          co_await fx.publish("stock.changed", change);
-          co_return change;
-        };
-        const Work work = [this, er = std::move(er), reserve](const Context& ctx) -> asio::awaitable<Response> {
-          effects::EffectOutcome out = co_await effects_->run(ctx, er, reserve);
-          json::object answer = json::parse(out.result).as_object();
-          answer["replayed"] = out.replayed;
-          co_return Response::json(200, json::serialize(answer));
-        };
-        co_return co_await Serve(rctx, work);
+        std::string key(keys.front());
+        co_return Response::json(200, co_await reserve(rctx, std::move(key), *bin_id, *amount));
       },
       route("inventory.reserve"));
-
-  mount_work("GET", "/stock-changes", "inventory.stock_changes", [this](const Request& req) -> Work {
-    const std::int64_t after = IntParam(req, "after", 0);
-    return [this, after](const Context& ctx) -> asio::awaitable<Response> {
-      std::vector<Value> p{after};
-      sql::Pool::Lease conn = co_await Acquire(ctx);
-      sql::Result r = co_await conn->execute(ctx,
-                                             "select id, payload from " + effects_->outbox_table() +
-                                                 " where topic = 'stock.changed' and id > $1 order by id "
-                                                 "limit 100",
-                                             p);
-      std::string out = "[";
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (i) out += ',';
-        json::object change = json::parse(r[i].get<std::string>("payload")).as_object();
-        change["id"] = r[i].get<std::int64_t>("id");
-        out += json::serialize(change);
-      }
-      out += ']';
-      co_return Response::json(200, std::move(out));
-    };
-  });
 }
 
 }  // namespace cutoff::warehouse

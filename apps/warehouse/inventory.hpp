@@ -114,8 +114,28 @@ class Inventory {
 
   // Server options for this service's mode (deadlines bound or not), with `metrics`.
   http::ServerOptions server_options(observe::Registry* metrics) const;
-  // The routes; with `metrics`, the pool's gauges too.
+  // The routes; with `metrics`, the pool's gauges too. The gRPC service (inventory.proto) is
+  // mounted by mount_inventory_grpc() (inventory_grpc.hpp); both may serve one Inventory.
   void mount(http::Server& server, observe::Registry* metrics = nullptr);
+
+  // The operations behind every transport, each run as the mode says (see the top of this file)
+  // for a caller whose context is `request`, answering the JSON the HTTP routes serve. They
+  // throw cutoff::Error: not_found for an unknown bin, invalid_argument for a bad reservation.
+  boost::asio::awaitable<std::string> warehouses(const Context& request);
+  boost::asio::awaitable<std::string> bins(const Context& request, std::int64_t warehouse, std::int64_t first);
+  boost::asio::awaitable<std::string> bin(const Context& request, std::int64_t id);
+  boost::asio::awaitable<std::string> valuation(const Context& request, std::int64_t warehouse);
+  // {"binId":..,"qty":..,"reserved":..,"replayed":..}; `key` is checked first
+  // (effects::check_idempotency_key), then `qty` (positive).
+  boost::asio::awaitable<std::string> reserve(const Context& request, std::string key, std::int64_t bin_id,
+                                              std::int64_t qty);
+  // [{"id":..,"binId":..,"qty":..,"reserved":..}, ...]
+  boost::asio::awaitable<std::string> stock_changes(const Context& request, std::int64_t after);
+
+  // The doomed-request check and the valuations' limit (see the top of this file), made once for
+  // the service's mode and shared by its transports; `metrics` for their series (the first
+  // caller's).
+  void prepare_limits(observe::Registry* metrics);
 
   // Stops every request's work (with `shutdown`), whatever the mode: under `none` and
   // `timeouts` nothing else can (their requests are not bound to the server's stop).
@@ -128,11 +148,15 @@ class Inventory {
   InventoryStats stats() const noexcept;
   // The doomed-request check of the routes (cutoff mode with `admission` set); null otherwise.
   const resilience::ServiceTimeAdmission* admission() const noexcept { return admission_.get(); }
+  resilience::ServiceTimeAdmission* admission() noexcept { return admission_.get(); }
 
  private:
-  using Work = std::function<boost::asio::awaitable<http::Response>(const Context&)>;
-  // Runs a handler's work as the mode says (see the top of this file).
-  boost::asio::awaitable<http::Response> Serve(const Context& request, const Work& work);
+  using Work = std::function<boost::asio::awaitable<std::string>(const Context&)>;
+  // Runs an operation's work as the mode says (see the top of this file). Under `none` and
+  // `timeouts` the work runs detached from the caller's context, so that a transport which
+  // cancels its handler when the caller goes (gRPC's) leaves the work running as these
+  // baselines do.
+  boost::asio::awaitable<std::string> Serve(const Context& request, const Work& work);
   // A pooled connection for `ctx`'s work: under `timeouts`, with the service's own timeout.
   boost::asio::awaitable<sql::Pool::Lease> Acquire(const Context& ctx);
 

@@ -44,10 +44,6 @@
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
 namespace cutoff::warehouse {
 namespace {
 
@@ -143,7 +139,7 @@ class ReserveOutcomes : public ::testing::Test {
     http::ClientRequest req{.method = "POST", .url = gateway_url_, .body = json::serialize(body)};
     req.headers.set("Content-Type", "application/json");
     req.headers.set("Accept", "application/json");
-    req.headers.set(http::kBudgetHeader, std::to_string(budget_ms));
+    req.headers.set(cutoff::kBudgetHeader, std::to_string(budget_ms));
     const Context ctx = Context().with_timeout(30s);  // the test waits for the answer
     auto calling = client.request(ctx, std::move(req));
     http::Response r = co_await std::move(calling);

@@ -26,6 +26,8 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/effects/effects.hpp"
+#include "cutoff/grpc/client.hpp"
+#include "cutoff/grpc/server.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
@@ -34,13 +36,9 @@
 #include "tests/support/time_scale.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
+#include "warehouse/inventory_grpc.hpp"
+#include "warehouse/inventory.pb.h"
 #include "warehouse/outbound_limits.hpp"
-
-// g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
-// large coroutines (a false positive: both are awaitable_frame_base's).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 
 namespace cutoff::warehouse {
 namespace {
@@ -151,8 +149,13 @@ class WarehouseTest : public ::testing::Test {
     inventory_server_ = std::make_unique<http::Server>(io_.get_executor(), iso);
     inventory_->mount(*inventory_server_, &inventory_metrics_);
     inventory_url_ = "http://127.0.0.1:" + std::to_string(inventory_server_->listen("127.0.0.1", 0));
+    inventory_grpc_ = std::make_unique<grpc::Server>(io_.get_executor(),
+                                                     inventory_grpc_options(*inventory_, &inventory_metrics_));
+    mount_inventory_grpc(*inventory_, *inventory_grpc_);
+    inventory_grpc_target_ = "127.0.0.1:" + std::to_string(inventory_grpc_->listen("127.0.0.1", 0));
 
     gateway.inventory_url = inventory_url_;
+    gateway.inventory_grpc_target = inventory_grpc_target_;
     gateway.metrics = &gateway_metrics_;
     gateway_ = std::make_unique<Gateway>(io_.get_executor(), gateway);
     http::ServerOptions gso = gateway_->server_options(nullptr);
@@ -170,12 +173,15 @@ class WarehouseTest : public ::testing::Test {
         inventory_server_->shutdown(0ms);
         inventory_->stop_all();
       });
+      inventory_grpc_->shutdown(0ms);  // thread-safe
+      inventory_grpc_.reset();  // waits for its calls, which need the loop (the guard keeps it up)
       asio::post(io_, [this] { guard_.reset(); });
       // Servers drain quickly; stop the loop in any case so a stuck connection cannot hang us.
       std::this_thread::sleep_for(200ms);
       io_.stop();
       thread_.join();
     }
+    inventory_grpc_.reset();
     gateway_server_.reset();
     inventory_server_.reset();
     gateway_.reset();
@@ -214,7 +220,8 @@ class WarehouseTest : public ::testing::Test {
   std::unique_ptr<Gateway> gateway_;
   std::unique_ptr<http::Server> inventory_server_;
   std::unique_ptr<http::Server> gateway_server_;
-  std::string inventory_url_, gateway_url_;
+  std::unique_ptr<grpc::Server> inventory_grpc_;
+  std::string inventory_url_, gateway_url_, inventory_grpc_target_;
   std::thread thread_;
 };
 
@@ -509,6 +516,124 @@ TEST_F(WarehouseTest, ValuationsCutAtTheirDeadlineLowerTheInventorysConcurrencyL
   // The last run records its stop as it unwinds, just after its answer went out.
   for (int i = 0; i < 200 && limit() != 3; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(limit(), 3) << inventory_metrics_.expose();
+}
+
+// ---- The inventory over gRPC (inventory.proto) ----
+
+// With --inventory-transport grpc the gateway answers as it does over HTTP: lists, a bin, an
+// unknown bin as null, an idempotent reservation (the second call replayed, stock moved once);
+// the inventory's gRPC metrics count the calls and the gateway's policy is named "inventory".
+TEST_F(WarehouseTest, TheGatewayReachesTheInventoryOverGrpc) {
+  GatewayOptions gateway;
+  gateway.inventory_transport = InventoryTransport::grpc;
+  Start(gateway);
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    const json::value r = co_await GraphQL(
+        client, gateway_url_,
+        "{ warehouses { id name bins(first: 2) { id warehouseId qty available } } bin(id: 3) { id warehouseId } "
+        "none: bin(id: 999999) { id } }");
+    const json::value& data = r.at("data");
+    EXPECT_EQ(data.at("warehouses").as_array().size(), 8u) << json::serialize(r);
+    EXPECT_EQ(json::serialize(data.at("warehouses").at(0).at("name")), R"("Rotterdam")");
+    EXPECT_EQ(data.at("warehouses").at(1).at("bins").as_array().size(), 2u);
+    EXPECT_EQ(json::serialize(data.at("warehouses").at(1).at("bins").at(0).at("warehouseId")), R"("2")");
+    EXPECT_EQ(json::serialize(data.at("bin")), R"({"id":"3","warehouseId":"1"})");
+    EXPECT_TRUE(data.at("none").is_null());
+    EXPECT_FALSE(r.as_object().contains("errors")) << json::serialize(r);
+
+    const std::int64_t before = co_await Reserved(client, 7);
+    const std::string reserve =
+        R"(mutation { reserveStock(binId: 7, qty: 2, idempotencyKey: "grpc-1") { binId reserved replayed } })";
+    const json::value first = co_await GraphQL(client, gateway_url_, reserve);
+    const json::value again = co_await GraphQL(client, gateway_url_, reserve);
+    EXPECT_EQ(json::serialize(first.at("data")), R"({"reserveStock":{"binId":"7","reserved":)" +
+                                                     std::to_string(before + 2) + R"(,"replayed":false}})");
+    EXPECT_EQ(json::serialize(again.at("data")), R"({"reserveStock":{"binId":"7","reserved":)" +
+                                                     std::to_string(before + 2) + R"(,"replayed":true}})");
+    EXPECT_EQ(co_await Reserved(client, 7), before + 2);
+  });
+  const std::string inventory = inventory_metrics_.expose();
+  EXPECT_EQ(Metric(inventory,
+                   R"(cutoff_grpc_server_calls_total{method="/cutoff.warehouse.v1.Inventory/Reserve",code="OK"})"),
+            2)
+      << inventory;
+  EXPECT_EQ(Metric(inventory,
+                   R"(cutoff_grpc_server_calls_total{method="/cutoff.warehouse.v1.Inventory/GetBin",code="NOT_FOUND"})"),
+            1)
+      << inventory;
+  const std::string gateway_text = gateway_metrics_.expose();
+  EXPECT_GE(Metric(gateway_text, R"(cutoff_resilience_attempts_total{name="inventory"})"), 5) << gateway_text;
+}
+
+// A valuation called over gRPC stops at its deadline and at its caller's cancel: the call
+// fails with the stop, and the statement is gone from the pool within milliseconds, not at
+// the end of its ~2 s.
+TEST_F(WarehouseTest, AGrpcValuationStopsItsStatementAtTheDeadlineAndOnCancel) {
+  Start(GatewayOptions{}, 1024, [](InventoryOptions& inv) {
+    inv.valuation_steps = 0;  // calibrated at start
+    inv.valuation_time = 2s;
+    inv.valuation_limit.reset();
+    inv.admission.reset();
+  });
+  const auto busy = [&] { return inventory_->pool().stats().in_use; };
+  RunSync([&]() -> asio::awaitable<void> {
+    grpc::Client client(co_await asio::this_coro::executor, inventory_grpc_target_);
+    v1::GetValuationRequest req;
+    req.set_warehouse_id(1);
+    const std::string method = inventory_grpc_method("GetValuation");
+    grpc::CallOptions read;  // a read: a stop after sending is a plain stop, never ambiguous
+    read.may_write = false;
+    // The deadline: sent as grpc-timeout, bound by the inventory down to the statement.
+    {
+      const Context ctx = Context().with_timeout(Scaled(150ms));
+      const auto started = std::chrono::steady_clock::now();
+      std::string bytes = req.SerializeAsString();
+      const std::string code = co_await CodeOf(client.call(ctx, method, std::move(bytes), read));
+      EXPECT_EQ(code, "deadline_exceeded");
+      EXPECT_LT(std::chrono::steady_clock::now() - started, Scaled(1s));
+    }
+    // The caller's cancel: RST_STREAM, `cancelled` at the inventory.
+    {
+      auto [ctx, cancel] = Context().with_timeout(30s).with_cancel();
+      asio::steady_timer timer(co_await asio::this_coro::executor, Scaled(150ms));
+      timer.async_wait([c = cancel](boost::system::error_code) mutable { c.request_stop(StopReason::cancelled); });
+      const auto started = std::chrono::steady_clock::now();
+      std::string bytes = req.SerializeAsString();
+      const std::string code = co_await CodeOf(client.call(ctx, method, std::move(bytes), read));
+      EXPECT_EQ(code, "cancelled");
+      EXPECT_LT(std::chrono::steady_clock::now() - started, Scaled(1s));
+    }
+  });
+  // Both statements stopped: nothing holds a connection long after (they would for ~2 s).
+  const auto until = std::chrono::steady_clock::now() + Scaled(500ms);
+  while (busy() != 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(busy(), 0u);
+  const std::string text = inventory_metrics_.expose();
+  EXPECT_EQ(Metric(text, R"(cutoff_grpc_server_stopped_total{method="/cutoff.warehouse.v1.Inventory/GetValuation",reason="cancelled"})"),
+            1)
+      << text;
+}
+
+// A request that is not its method's message is the caller's mistake: INVALID_ARGUMENT, and
+// the service goes on answering.
+TEST_F(WarehouseTest, AGrpcRequestThatIsNotItsMessageIsInvalidArgument) {
+  Start(GatewayOptions{});
+  RunSync([&]() -> asio::awaitable<void> {
+    grpc::Client client(co_await asio::this_coro::executor, inventory_grpc_target_);
+    const Context ctx = Context().with_timeout(10s);
+    std::string garbage("\xff\xff\xff\xff", 4);
+    const std::string get_bin = inventory_grpc_method("GetBin");
+    EXPECT_EQ(co_await CodeOf(client.call(ctx, get_bin, std::move(garbage))), "invalid_argument");
+    v1::GetBinRequest req;
+    req.set_id(3);
+    std::string bytes = req.SerializeAsString();
+    std::string reply = co_await client.call(ctx, get_bin, std::move(bytes));
+    v1::Bin bin;
+    EXPECT_TRUE(bin.ParseFromString(reply));
+    EXPECT_EQ(bin.id(), 3);
+    EXPECT_EQ(bin.warehouse_id(), 1);
+  });
 }
 
 }  // namespace
