@@ -13,6 +13,8 @@
 // - SIGINT stops both cleanly (exit 0).
 // - With --tls-cert/--tls-key/--ca-file both services serve https:// and the gateway calls the
 //   inventory over TLS: the same partial response, the inventory's calls counted.
+// - With --inventory-transport grpc the gateway calls the inventory over gRPC: the same partial
+//   response and idempotent reservation, counted by the inventory's gRPC server.
 //
 //   node tests/warehouse/demo_serve_check.mjs --cutoff build/bin/cutoff
 import assert from 'node:assert/strict';
@@ -40,7 +42,7 @@ const dir = mkdtempSync(join(tmpdir(), 'cutoff-demo-serve-'));
 // small valuation waits behind which big one depends on the order the calls reach the pool,
 // and on a busy machine a small one could wait past its cap.
 const svc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-  '--inventory-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500),
+  '--inventory-port', '0', '--inventory-grpc-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500),
   '--pool-size', '16'],
 { timeoutMs: 180_000 });
 const inventory = /inventory (http:\/\/[^/ ]+)/.exec(svc.stdout())[1];
@@ -169,7 +171,7 @@ if (exit.code !== 0) {
 const tls = throwawayCa();
 try {
   const secure = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-    '--inventory-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150),
+    '--inventory-port', '0', '--inventory-grpc-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150),
     '--operation-budget-ms', ms(1500), '--pool-size', '16',
     '--tls-cert', tls.cert, '--tls-key', tls.key, '--ca-file', tls.ca], { timeoutMs: 180_000 });
   try {
@@ -198,5 +200,50 @@ try {
   console.log(`FAIL over TLS: ${e.stack ?? JSON.stringify(e)}`);
 } finally {
   removeCa(tls);
+}
+// 6. --inventory-transport grpc: the gateway reaches the inventory over gRPC; the same partial
+// answer, the same idempotent reservation, the calls counted by the inventory's gRPC server.
+try {
+  const viaGrpc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
+    '--inventory-port', '0', '--inventory-grpc-port', '0', '--inventory-transport', 'grpc',
+    '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500), '--pool-size', '16'],
+  { timeoutMs: 180_000 });
+  try {
+    assert.match(viaGrpc.stdout(), /inventory grpc:\/\/[^ ]+ .*over grpc/, viaGrpc.stdout());
+    const grpcInventory = /inventory (http:\/\/[^/ ]+)/.exec(viaGrpc.stdout())[1];
+    const post = async (query, variables) => {
+      const r = await fetch(viaGrpc.url + '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }) });
+      return r.json();
+    };
+    await post('{ warehouses { id stockValuation bins(first: 2) { id } } }');  // warms the channel and the pool
+    const body = await post('{ warehouses { id stockValuation bins(first: 2) { id } } }');
+    assert.equal(body.data.warehouses.length, 8);
+    assert.equal(body.data.warehouses[0].stockValuation, null, 'warehouse 1 is cut');
+    assert.ok(body.errors.some((e) => e.extensions.code === 'DEADLINE_EXCEEDED' &&
+      e.path.join('.') === 'warehouses.0.stockValuation'), JSON.stringify(body.errors));
+    assert.equal(typeof body.data.warehouses[3].stockValuation, 'number', 'the smallest warehouse is valued');
+    assert.ok(body.data.warehouses.every((w) => w.bins.length === 2), 'every warehouse has its bins');
+    const reserve = 'mutation($k: String!) { reserveStock(binId: 9, qty: 2, idempotencyKey: $k) { reserved replayed } }';
+    const first = await post(reserve, { k: 'demo-grpc-1' });
+    const again = await post(reserve, { k: 'demo-grpc-1' });
+    assert.equal(first.data.reserveStock.replayed, false, JSON.stringify(first));
+    assert.equal(again.data.reserveStock.replayed, true, JSON.stringify(again));
+    const missing = await post('{ bin(id: 999999) { id } }');
+    assert.equal(missing.data.bin, null, `a missing bin is null over gRPC too: ${JSON.stringify(missing)}`);
+    const inv = await (await fetch(grpcInventory + '/metrics')).text();
+    assert.ok(metric(inv, 'cutoff_grpc_server_calls_total{method="/cutoff.warehouse.v1.Inventory/GetValuation",code="OK"}') >= 1,
+      'the valuations came over gRPC');
+    assert.ok(metric(inv, 'cutoff_grpc_server_calls_total{method="/cutoff.warehouse.v1.Inventory/Reserve",code="OK"}') >= 2,
+      'the reservations came over gRPC');
+    assert.ok(!/^cutoff_http_requests_total\{route="inventory\.(valuation|reserve)"/m.test(inv),
+      'no valuation or reservation came over HTTP');
+    console.log('ok   --inventory-transport grpc: the same partial answer and idempotent reservation, over gRPC');
+  } finally {
+    await viaGrpc.stop();
+  }
+} catch (e) {
+  failed = true;
+  console.log(`FAIL over gRPC: ${e.stack ?? JSON.stringify(e)}`);
 }
 process.exit(failed ? 1 : 0);
