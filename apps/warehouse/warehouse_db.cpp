@@ -105,19 +105,22 @@ asio::awaitable<std::string> stock_valuation(sql::Connection& conn, const Contex
 
 asio::awaitable<std::int64_t> calibrate_valuation(sql::Connection& conn, const Context& ctx,
                                                   std::chrono::milliseconds target) {
-  // Measure a run long enough to time well; the best of three, to skip a cold first run.
-  std::int64_t steps = 100'000;
-  double best_ms = 1e18;
-  for (int round = 0; round < 3; ++round) {
+  // Grow the run until it is long enough to time well (20 ms), then take the best of three at
+  // that size, to skip a cold or preempted run. A run that comes out short again (a burst of
+  // CPU) is still a measurement: every round ends with one.
+  auto timed = [&](std::int64_t n) -> asio::awaitable<double> {
     const auto t0 = std::chrono::steady_clock::now();
-    co_await stock_valuation(conn, ctx, 1, steps);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    best_ms = std::min(best_ms, ms);
-    if (best_ms < 20) {  // too short to time: try a longer run
-      steps *= 10;
-      best_ms = 1e18;
-    }
+    co_await stock_valuation(conn, ctx, 1, n);
+    co_return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::int64_t steps = 100'000;
+  double best_ms = co_await timed(steps);
+  for (int grow = 0; grow < 4 && best_ms < 20; ++grow) {
+    steps *= 10;
+    best_ms = co_await timed(steps);
   }
+  for (int round = 0; round < 2; ++round) best_ms = std::min(best_ms, co_await timed(steps));
+  best_ms = std::max(best_ms, 0.001);
   const double per_step_ms = best_ms / static_cast<double>(steps);
   co_return std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(target.count()) / per_step_ms));
 }
