@@ -234,6 +234,7 @@ asio::awaitable<std::string> Client::call(const Context& ctx, std::string method
   resilience::PipelineCall rules;
   rules.retryable = [state = &call](const Error& e) { return state->retry_safe && retry_may_help(e.code()); };
   rules.may_hedge = options.idempotent || !options.may_write;
+  rules.honours_context = true;  // Attempt() cancels its call when its context stops
 
   Impl* impl = impl_.get();
   std::exception_ptr failure;

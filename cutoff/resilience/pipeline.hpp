@@ -74,6 +74,11 @@ struct PipelineCall {
   std::function<bool(const Error&)> retryable;
   // False: this call is never hedged, even when the pipeline hedges.
   bool may_hedge = true;
+  // True: each attempt's work ends by itself when its context stops (cutoff's gRPC client
+  // cancels its call on the stop). The pipeline then awaits it directly instead of racing it
+  // against the stop, which costs two coroutines and a parallel group per call. Leave it false
+  // for a callable that may ignore its context: the race is what cuts it at the deadline.
+  bool honours_context = false;
 };
 
 class Pipeline {
@@ -105,6 +110,7 @@ class Pipeline {
   template <typename F>
   static boost::asio::awaitable<internal::CallResult<F>> Run(Pipeline* self, Context ctx, F f, PipelineCall call) {
     ctx.check();  // the gate: a stopped request takes no slot, probe or budget
+    if (call.honours_context) co_return co_await Guarded(self, ctx, Ref<F>{&f}, &call);
     co_return co_await with_context(ctx, Guarded(self, ctx, Ref<F>{&f}, &call));
   }
 
@@ -138,8 +144,9 @@ class Pipeline {
   template <typename F>
   static boost::asio::awaitable<internal::CallResult<F>> Attempt(Pipeline* self, const Context& ctx, Ref<F> f,
                                                                  const PipelineCall* call) {
-    auto timed = [self, f](const Context& c) {
+    auto timed = [self, f, honoured = call->honours_context](const Context& c) {
       if (self->attempts_) self->attempts_->inc();
+      if (honoured) return with_attempt_timeout_honoured(c, self->options_.attempt_timeout, f, self->attempt_timeouts_);
       return with_attempt_timeout(c, self->options_.attempt_timeout, f, self->attempt_timeouts_);
     };
     if (self->hedge_ && call->may_hedge) return self->hedge_->run(ctx, timed);

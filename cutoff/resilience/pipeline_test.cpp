@@ -193,6 +193,48 @@ TEST(Pipeline, TheDeadlineDuringAnAttemptIsFinalAndNotABreakerFailure) {
   EXPECT_EQ(br.stats().ignored, 1u);
 }
 
+// An attempt that ends itself at its context's stop (as cutoff's clients do) is awaited
+// directly: the same attempt timeouts, retries and final deadline as when raced against it.
+TEST(Pipeline, AttemptsThatHonourTheirContextAreCutAndRetriedTheSameWay) {
+  const int s = TimeScale();
+  Pipeline p({.retry = RetryOptions{.max_attempts = 3, .backoff = kQuick}, .attempt_timeout = 30ms * s});
+  PipelineCall honoured;
+  honoured.honours_context = true;
+  int calls = 0;
+  std::vector<StopReason> reasons;
+  const auto honouring = [&](const Context& attempt) -> asio::awaitable<void> {
+    ++calls;
+    try {
+      co_await with_context(attempt, Sleep(10s));
+    } catch (...) {
+      reasons.push_back(attempt.stop_reason());
+      throw;
+    }
+  };
+  const auto start = SteadyClock::now();
+  EXPECT_EQ(CodeOf([&] {
+              RunSync([&]() -> asio::awaitable<void> {
+                const Context ctx = Context().with_timeout(5s * s);
+                co_await p.run(ctx, honouring, honoured);
+              });
+            }),
+            ErrorCode::attempt_timeout);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(reasons, std::vector<StopReason>(3, StopReason::deadline_exceeded));
+  EXPECT_LT(SteadyClock::now() - start, 3 * 30ms * s + 500ms * s);
+
+  Pipeline whole({.retry = RetryOptions{.max_attempts = 5, .backoff = kQuick}});
+  calls = 0;
+  EXPECT_EQ(CodeOf([&] {
+              RunSync([&]() -> asio::awaitable<void> {
+                const Context ctx = Context().with_timeout(50ms * s);
+                co_await whole.run(ctx, honouring, honoured);
+              });
+            }),
+            ErrorCode::deadline_exceeded);
+  EXPECT_EQ(calls, 1) << "the caller's deadline is final";
+}
+
 TEST(Pipeline, OneSlotServesTheWholeRetrySequence) {
   Bulkhead bh({.max_concurrent = 1, .max_queue = 0});
   Pipeline p({.bulkhead = &bh, .retry = RetryOptions{.max_attempts = 3, .backoff = kQuick}});
