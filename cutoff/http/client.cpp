@@ -477,6 +477,7 @@ asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req
   // Two copies of a write in flight at once are not safe even with a key: the second would
   // meet the first in the idempotency store as a conflict.
   rules.may_hedge = !call.may_write;
+  rules.honours_context = true;  // Attempt() connects and exchanges under its context
 
   Impl* impl = impl_.get();
   resilience::Policy& policy = impl->policies.get(url->host + ":" + std::to_string(url->port));
