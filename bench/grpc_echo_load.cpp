@@ -4,8 +4,9 @@
 // --concurrency calls in flight. bench/grpc-compare runs the two modes in turn and prints the
 // ratio.
 //
-//   grpc_bench --mode cutoff --seconds 5 --concurrency 32
-//   grpc_bench --mode plain --seconds 5 --concurrency 32
+//   grpc_echo_load --mode cutoff --seconds 5 --concurrency 32
+//   grpc_echo_load --mode plain --seconds 5 --concurrency 32
+//   grpc_echo_load --mode cutoff-server   # a plain client; --mode cutoff-client: a plain server
 //   # prints: "calls/s 41234 p99_ms 1.3"
 #include <grpcpp/create_channel.h>
 #include <grpcpp/generic/async_generic_service.h>
@@ -104,13 +105,56 @@ struct PlainChain : std::enable_shared_from_this<PlainChain> {
   }
 };
 
-void RunPlain(int seconds, int concurrency, const std::string& payload, Stats& stats) {
-  EchoService service;
-  int port = 0;
-  ::grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", ::grpc::InsecureServerCredentials(), &port);
-  builder.RegisterCallbackGenericService(&service);
-  auto server = builder.BuildAndStart();
+// The servers: each serves kMethod on 127.0.0.1 until it is destroyed.
+class PlainServer {
+ public:
+  PlainServer() {
+    ::grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", ::grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterCallbackGenericService(&service_);
+    server_ = builder.BuildAndStart();
+  }
+  ~PlainServer() { server_->Shutdown(); }
+  int port() const { return port_; }
+
+ private:
+  EchoService service_;
+  int port_ = 0;
+  std::unique_ptr<::grpc::Server> server_;
+};
+
+// cutoff's server on an io_context thread of its own, metrics on.
+class CutoffServer {
+ public:
+  CutoffServer() {
+    cutoff::grpc::ServerOptions options;
+    options.metrics = &metrics_;
+    server_ = std::make_unique<cutoff::grpc::Server>(io_.get_executor(), options);
+    server_->unary(kMethod, [](std::string request, const cutoff::Context&) -> asio::awaitable<std::string> {
+      co_return request;
+    });
+    port_ = server_->listen("127.0.0.1", 0);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~CutoffServer() {
+    server_->shutdown(std::chrono::milliseconds(100));
+    server_.reset();
+    work_.reset();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  cutoff::observe::Registry metrics_;
+  asio::io_context io_{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  std::unique_ptr<cutoff::grpc::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// The clients: `concurrency` chains of calls to the port until `seconds` have passed.
+void PlainCalls(int port, int seconds, int concurrency, const std::string& payload, Stats& stats) {
   auto channel = ::grpc::CreateChannel("127.0.0.1:" + std::to_string(port), ::grpc::InsecureChannelCredentials());
   ::grpc::GenericStub stub(channel);
   std::atomic<int> running{concurrency};
@@ -125,22 +169,11 @@ void RunPlain(int seconds, int concurrency, const std::string& payload, Stats& s
     chain->Next();
   }
   while (running.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  server->Shutdown();
 }
 
-void RunCutoff(int seconds, int concurrency, const std::string& payload, Stats& stats) {
+// cutoff's client (budget, policy, metrics) on an io_context run by this thread.
+void CutoffCalls(int port, int seconds, int concurrency, const std::string& payload, Stats& stats) {
   cutoff::observe::Registry metrics;
-  asio::io_context server_io(1);
-  auto server_work = asio::make_work_guard(server_io);
-  cutoff::grpc::ServerOptions options;
-  options.metrics = &metrics;
-  auto server = std::make_unique<cutoff::grpc::Server>(server_io.get_executor(), options);
-  server->unary(kMethod, [](std::string request, const cutoff::Context&) -> asio::awaitable<std::string> {
-    co_return request;
-  });
-  const auto port = server->listen("127.0.0.1", 0);
-  std::thread server_thread([&] { server_io.run(); });
-
   asio::io_context client_io(1);
   cutoff::grpc::ClientOptions client_options;
   client_options.metrics = &metrics;
@@ -167,10 +200,15 @@ void RunCutoff(int seconds, int concurrency, const std::string& payload, Stats& 
         asio::detached);
   }
   client_io.run();
-  server->shutdown(std::chrono::milliseconds(100));
-  server.reset();
-  server_work.reset();
-  server_thread.join();
+}
+
+// plain: plain client and server; cutoff: cutoff's on both sides; cutoff-server and
+// cutoff-client: cutoff on one side only, to see which side costs what.
+template <typename Server>
+void Run(bool cutoff_client, int seconds, int concurrency, const std::string& payload, Stats& stats) {
+  Server server;
+  if (cutoff_client) CutoffCalls(server.port(), seconds, concurrency, payload, stats);
+  else PlainCalls(server.port(), seconds, concurrency, payload, stats);
 }
 
 }  // namespace
@@ -181,7 +219,11 @@ int main(int argc, char** argv) {
   int seconds = 5;
   int concurrency = 32;
   std::size_t payload_bytes = 64;
-  app.add_option("--mode", mode, "cutoff or plain")->check(CLI::IsMember({"cutoff", "plain"}))->capture_default_str();
+  app.add_option("--mode", mode,
+                 "cutoff, plain, or cutoff on one side only: cutoff-server (a plain client calls cutoff's "
+                 "server) or cutoff-client (cutoff's client calls a plain server)")
+      ->check(CLI::IsMember({"cutoff", "plain", "cutoff-server", "cutoff-client"}))
+      ->capture_default_str();
   app.add_option("--seconds", seconds, "How long to run")->check(CLI::Range(1, 600))->capture_default_str();
   app.add_option("--concurrency", concurrency, "Calls in flight")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--payload-bytes", payload_bytes, "Request message size")->check(CLI::Range(0, 1 << 20))->capture_default_str();
@@ -189,8 +231,9 @@ int main(int argc, char** argv) {
   const std::string payload(payload_bytes, 'x');
   Stats stats;
   const auto started = Clock::now();
-  if (mode == "plain") RunPlain(seconds, concurrency, payload, stats);
-  else RunCutoff(seconds, concurrency, payload, stats);
+  const bool cutoff_client = mode == "cutoff" || mode == "cutoff-client";
+  if (mode == "cutoff" || mode == "cutoff-server") Run<CutoffServer>(cutoff_client, seconds, concurrency, payload, stats);
+  else Run<PlainServer>(cutoff_client, seconds, concurrency, payload, stats);
   const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   std::sort(stats.latencies_ms.begin(), stats.latencies_ms.end());
   const double p99 = stats.latencies_ms.empty() ? 0 : stats.latencies_ms[stats.latencies_ms.size() * 99 / 100];
