@@ -106,6 +106,9 @@ grpc::ServerOptions inventory_grpc_options(const Inventory& inventory, observe::
   grpc::ServerOptions o;
   o.metrics = metrics;
   o.budget.max_budget = inventory.options().max_budget;
+  // Every request message of the service is a few ids, a quantity and a key of at most 255
+  // bytes: anything near this size is not one of them.
+  o.limits.max_request_bytes = 16 * 1024;
   return o;
 }
 

@@ -120,7 +120,7 @@ struct CallState {
 // reports a stop or failure after its commit point as commit_ambiguous: any other code it
 // names was reported before anything became durable (internal says nothing). Any other
 // server: a refusal of the request, or UNAVAILABLE / RESOURCE_EXHAUSTED, which gRPC defines as
-// not processed.
+// not processed (Attempt first sets apart those gRPC itself made after the server had the call).
 bool RulesOutEffect(ErrorCode code, bool named_by_cutoff) {
   if (named_by_cutoff) return code != ErrorCode::commit_ambiguous && code != ErrorCode::internal;
   return is_caller_error(code) || code == ErrorCode::unavailable || code == ErrorCode::overloaded;
@@ -196,6 +196,19 @@ struct Client::Impl {
       // gRPC's deadline passed in transit, a hair before ours: the same stop.
       call.NoAnswer();
       throw Error::stopped(StopReason::deadline_exceeded, ctx.request_id());
+    }
+    // No server named this code: gRPC's own status for a reply over our size limit
+    // (RESOURCE_EXHAUSTED), or for a connection that broke once the server had the call (it
+    // sent its headers) is no answer on the request's merits: for a write, it may have run.
+    // gRPC does not tell a connection that broke before the request left from one that broke
+    // after it and before any header came back: that UNAVAILABLE is taken as not sent.
+    const bool server_had_it = !pending->context.GetServerInitialMetadata().empty();
+    if (!by_cutoff && call.may_write &&
+        (code == ErrorCode::overloaded || (code == ErrorCode::unavailable && server_had_it))) {
+      call.NoAnswer();
+      throw Error(code, method + ": " + (status.error_message().empty() ? std::string(info(code).summary)
+                                                                        : status.error_message()),
+                  ctx.request_id());
     }
     call.Answered(RulesOutEffect(code, by_cutoff));
     throw Error(code, method + ": " + (status.error_message().empty() ? std::string(info(code).summary)

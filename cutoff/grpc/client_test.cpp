@@ -129,6 +129,24 @@ TEST_F(GrpcFixture, AWriteThatMayHaveTakenEffectIsNotRetried) {
   EXPECT_EQ(calls_.load(), 1);
 }
 
+// A reply over the client's size limit is gRPC's own RESOURCE_EXHAUSTED, made after the server
+// ran the call: for a write, sent and not answered (commit_ambiguous); for a read, overloaded.
+TEST_F(GrpcFixture, AReplyOverTheSizeLimitIsNoAnswerForAWrite) {
+  Start();
+  ClientOptions small;
+  small.max_response_bytes = 1024;
+  const std::string big(4096, 'x');
+  const Result write = Call(WithBudget(2s), kEcho, big, CallOptions(), small);
+  ASSERT_TRUE(write.error);
+  EXPECT_EQ(write.error->code(), ErrorCode::commit_ambiguous) << write.error->what();
+  CallOptions read;
+  read.may_write = false;
+  const Result r = Call(WithBudget(2s), kEcho, big, read, small);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code(), ErrorCode::overloaded) << r.error->what();
+  EXPECT_EQ(calls_.load(), 2) << "both reached the handler";
+}
+
 TEST(GrpcClient, NoServerIsUnavailable) {
   // A port nothing listens on: bound and released.
   boost::asio::io_context io;

@@ -74,7 +74,10 @@ Server::Impl::Impl(asio::any_io_executor ex, ServerOptions opts)
     return new Refusal(*call, e);
   };
   if (shutting_down.load()) return refuse(Error(ErrorCode::shutdown, "the server is shutting down"));
-  if (in_flight.load() >= options.limits.max_calls_in_flight) {
+  // Counted here, before the check, so that calls arriving at once on gRPC's threads cannot
+  // all pass it; Untrack gives the slot back.
+  if (in_flight.fetch_add(1) >= options.limits.max_calls_in_flight) {
+    in_flight.fetch_sub(1);
     return refuse(Error(ErrorCode::overloaded, std::to_string(options.limits.max_calls_in_flight) +
                                                    " calls are in flight, the most this server takes"));
   }
@@ -82,7 +85,6 @@ Server::Impl::Impl(asio::any_io_executor ex, ServerOptions opts)
 }
 
 void Server::Impl::Track(internal::ServerCall* call) {
-  in_flight.fetch_add(1);
   metrics.CallStarted();
   std::lock_guard lock(mu);
   live.insert(call);

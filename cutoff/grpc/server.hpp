@@ -108,7 +108,10 @@ struct ServerOptions {
 class Server {
  public:
   Server(boost::asio::any_io_executor executor, ServerOptions options);
-  ~Server();  // shuts down at once if shutdown() was not called, and waits for the calls
+  // Shuts down at once if shutdown() was not called, and waits for the calls. Calls finish on
+  // `executor`: destroy the server on another thread while the executor still runs (never
+  // from one of its own handlers, never after its io_context stopped), or it waits forever.
+  ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 

@@ -363,6 +363,38 @@ TEST_F(GrpcFixture, TheClientsCancelStopsTheStreamWithinMilliseconds) {
       << metrics_.expose();
 }
 
+// A client that opens a call and never sends its message (no grpc-timeout either) holds its
+// slot only until the service maximum: the server cancels the call there.
+class SilentCall : public ::grpc::ClientBidiReactor<::grpc::ByteBuffer, ::grpc::ByteBuffer> {
+ public:
+  SilentCall(::grpc::GenericStub& stub, const std::string& method) {
+    stub.PrepareBidiStreamingCall(&context_, method, ::grpc::StubOptions(), this);
+    StartCall();
+  }
+  void OnDone(const ::grpc::Status& s) override { done_.set_value(s); }
+  std::future<::grpc::Status> Done() { return done_.get_future(); }
+
+ private:
+  ::grpc::ClientContext context_;
+  std::promise<::grpc::Status> done_;
+};
+
+TEST_F(GrpcFixture, ACallWhoseMessageNeverComesEndsAtTheServiceMaximum) {
+  options_.budget.max_budget = 300ms;
+  Start();
+  auto channel = ::grpc::CreateChannel(target_, ::grpc::InsecureChannelCredentials());
+  ::grpc::GenericStub stub(channel);
+  const auto started = std::chrono::steady_clock::now();
+  SilentCall silent(stub, kEcho);
+  auto done = silent.Done();
+  ASSERT_EQ(done.wait_for(TimeScale() * 5s), std::future_status::ready) << "the call is still open";
+  EXPECT_NE(done.get().error_code(), ::grpc::StatusCode::OK);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 250ms);
+  for (int i = 0; i < 500 && calls_in_flight() != 0; ++i) std::this_thread::sleep_for(2ms);
+  EXPECT_EQ(calls_in_flight(), 0u);
+  EXPECT_EQ(calls_.load(), 0);
+}
+
 TEST(GrpcServer, MethodPathsAreChecked) {
   boost::asio::io_context io;
   Server server(io.get_executor(), ServerOptions());

@@ -80,7 +80,22 @@ ServerCall::ServerCall(Server::Impl& server, ::grpc::GenericCallbackServerContex
 
   call.AddInitialMetadata(std::string(kRequestIdKey), ctx_.request_id());
   server.Track(this);
+  if (budget_ <= Duration::zero()) {
+    // Entry fail-fast: the caller's budget is already spent; no handler runs, and the call
+    // does not wait for a request message it would not use.
+    waiting_on_client_ = false;
+    server.metrics.RefusedAtEntry(method_.name);
+    Answer(Failed(
+        Error(ErrorCode::deadline_exceeded, "the call's budget was already spent on arrival", ctx_.request_id())));
+    return;
+  }
+  stall_guard_.emplace(ctx_.token(), StallGuard{this});
   StartRead(&request_);
+}
+
+void ServerCall::WaitOnClient() noexcept {
+  waiting_on_client_ = true;
+  if (ctx_.stop_requested()) call_.TryCancel();  // the guard ran before this wait began
 }
 
 void ServerCall::OnReadDone(bool ok) {
@@ -90,6 +105,7 @@ void ServerCall::OnReadDone(bool ok) {
                       : Error(ErrorCode::invalid_argument, "the call carried no request message", ctx_.request_id())));
     return;
   }
+  waiting_on_client_ = false;
   strand_ = asio::make_strand(server_.executor);
   asio::co_spawn(strand_, Run(),
                  asio::bind_cancellation_slot(bridge_->signal.slot(), [bridge = bridge_](const std::exception_ptr&) {}));
@@ -120,6 +136,7 @@ asio::awaitable<T> ServerCall::StoppedBy(const Context& ctx, asio::awaitable<T> 
 }
 
 void ServerCall::OnWriteDone(bool ok) {
+  waiting_on_client_ = false;
   std::function<void(bool)> done;
   {
     std::lock_guard lock(write_mu_);
@@ -137,6 +154,7 @@ asio::awaitable<bool> ServerCall::Write(std::string message) {
           std::lock_guard lock(write_mu_);
           write_done_ = [shared](bool ok) { std::move (*shared)(ok); };
         }
+        WaitOnClient();
         StartWrite(&response_);
       },
       asio::use_awaitable);
@@ -160,20 +178,23 @@ void ServerCall::OnDone() {
 }
 
 asio::awaitable<void> ServerCall::Run() {
-  Outcome outcome = co_await Handle();
+  Outcome outcome;
+  try {
+    outcome = co_await Handle();
+  } catch (...) {
+    // Outside the handler (a request copy that could not be made): the call still ends, or
+    // its slot and the server's shutdown would wait for it forever.
+    outcome = Outcome();
+    outcome.error = Error(ErrorCode::internal, "the call could not be handled", ctx_.request_id());
+  }
   Answer(std::move(outcome));  // the last thing: OnDone may delete the call right after
 }
 
 asio::awaitable<ServerCall::Outcome> ServerCall::Handle() {
-  if (budget_ <= Duration::zero()) {
-    // Entry fail-fast: the caller's budget is already spent; no handler runs.
-    server_.metrics.RefusedAtEntry(method_.name);
-    co_return Failed(
-        Error(ErrorCode::deadline_exceeded, "the call's budget was already spent on arrival", ctx_.request_id()));
-  }
   if (source_.stop_requested()) co_return Failed(Error::stopped(source_.reason(), ctx_.request_id()));
 
   std::string request = Flatten(request_);
+  request_.Clear();  // the handler has its copy: a big request is not held twice
   if (method_.stream) co_return co_await Stream(std::move(request));
   observe::StopStamp stamp;
   stamp.arm(ctx_.token());
@@ -259,15 +280,19 @@ void ServerCall::Answer(Outcome outcome) {
   const Duration took = SteadyClock::now() - arrived_;
   server_.metrics.CountCall(method_.series, static_cast<int>(status.error_code()), took);
   if (server_.options.log) {
-    observe::RequestLog line;
-    line.request_id = ctx_.request_id();
-    line.operation = method_.name;
-    line.outcome = outcome.error ? std::string(to_string(outcome.error->code())) : "ok";
-    if (budget_from_caller_)
-      line.budget_received = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(budget_, Duration::zero()));
-    line.time_used = took;
-    line.trace_id = trace_id_;
-    server_.Log(line.to_json());
+    try {
+      observe::RequestLog line;
+      line.request_id = ctx_.request_id();
+      line.operation = method_.name;
+      line.outcome = outcome.error ? std::string(to_string(outcome.error->code())) : "ok";
+      if (budget_from_caller_)
+        line.budget_received = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(budget_, Duration::zero()));
+      line.time_used = took;
+      line.trace_id = trace_id_;
+      server_.Log(line.to_json());
+    } catch (...) {
+      // A log line that could not be written never keeps the call from finishing.
+    }
   }
   if (const auto& mark = ctx_.values().response) mark->mark_sent(SteadyClock::now());
   if (outcome.error) {
@@ -280,6 +305,10 @@ void ServerCall::Answer(Outcome outcome) {
     return;
   }
   response_ = ToByteBuffer(std::move(*outcome.response));
+  // An answer that came in time waits for the client to take it only until the deadline; one
+  // that came after its deadline has its chance (the guard has already run). Set before the
+  // write: OnDone may delete the call as soon as it is finished.
+  waiting_on_client_ = true;
   StartWriteAndFinish(&response_, ::grpc::WriteOptions(), status);
 }
 

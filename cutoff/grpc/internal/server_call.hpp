@@ -15,6 +15,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <functional>
@@ -87,6 +88,20 @@ class ServerCall final : public ::grpc::ServerGenericBidiReactor {
   std::shared_ptr<StopBridge> bridge_ = std::make_shared<StopBridge>();
   std::mutex write_mu_;                     // write_done_ is set on the strand, run from gRPC's thread
   std::function<void(bool)> write_done_;  // the pending Write's completion
+
+  // While the call waits on its client (for the request message, for a stream's message or
+  // the reply to be taken), no handler is there to answer a stop: the stop cancels the call,
+  // so a client that sends nothing or reads nothing holds its slot only until the deadline.
+  struct StallGuard {
+    ServerCall* call;
+    void operator()(StopReason) const noexcept {
+      if (call->waiting_on_client_.load()) call->call_.TryCancel();
+    }
+  };
+  // Marks a wait on the client; a stop that came first cancels the call at once.
+  void WaitOnClient() noexcept;
+  std::atomic<bool> waiting_on_client_{true};
+  std::optional<CancelCallback<StallGuard>> stall_guard_;  // the last member: unregistered first
 };
 
 }  // namespace cutoff::grpc::internal
