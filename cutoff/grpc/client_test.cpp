@@ -21,7 +21,7 @@ TEST_F(GrpcFixture, TheGrpcTimeoutSentIsTheRemainingBudget) {
   Start();
   const Result r = Call(WithBudget(800ms), kBudget, "");
   ASSERT_FALSE(r.error) << r.error->what();
-  EXPECT_LE(std::stol(r.response), 800);
+  EXPECT_LE(std::stol(r.response), 800 + kGrpcDeadlineRoundingMs);
   EXPECT_GT(std::stol(r.response), 800 - 100 * TimeScale());
 }
 
@@ -31,7 +31,7 @@ TEST_F(GrpcFixture, TheAttemptTimeoutTightensTheDeadlineSent) {
   client.policy.attempt_timeout = 300ms;
   const Result r = Call(WithBudget(5s), kBudget, "", CallOptions(), client);
   ASSERT_FALSE(r.error) << r.error->what();
-  EXPECT_LE(std::stol(r.response), 300);
+  EXPECT_LE(std::stol(r.response), 300 + kGrpcDeadlineRoundingMs);
 }
 
 TEST_F(GrpcFixture, ASpentBudgetSendsNothing) {
@@ -192,7 +192,7 @@ TEST_F(GrpcTls, CallsRunOverTlsWithTheSameBudget) {
   client.tls = TlsClientOptions{ca_->certificate_file(), "localhost"};
   const Result r = Call(WithBudget(800ms), kBudget, "", CallOptions(), client);
   ASSERT_FALSE(r.error) << r.error->what();
-  EXPECT_LE(std::stol(r.response), 800);
+  EXPECT_LE(std::stol(r.response), 800 + kGrpcDeadlineRoundingMs);
   // Another CA's client does not trust it: nothing reaches the handler.
   test_support::ThrowawayCa other("another CA");
   ClientOptions untrusting;

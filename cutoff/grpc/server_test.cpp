@@ -62,7 +62,7 @@ TEST_F(GrpcFixture, TheGrpcDeadlineBindsTheHandlersContext) {
   Start();
   const RawResult r = RawCall(target_, kBudget, "", 700ms);
   ASSERT_TRUE(r.status.ok()) << r.status.error_message();
-  EXPECT_LE(Millis(r.body), 700);
+  EXPECT_LE(Millis(r.body), 700 + kGrpcDeadlineRoundingMs);
   EXPECT_GT(Millis(r.body), 700 - 200 * TimeScale());
 }
 
@@ -73,11 +73,11 @@ TEST_F(GrpcFixture, BudgetMetadataOnlyTightens) {
   EXPECT_LE(Millis(tighter.body), 300);
   const RawResult looser = RawCall(target_, kBudget, "", 400ms, {{"deadline-budget-ms", "9000"}});
   ASSERT_TRUE(looser.status.ok());
-  EXPECT_LE(Millis(looser.body), 400);
+  EXPECT_LE(Millis(looser.body), 400 + kGrpcDeadlineRoundingMs);
   // Forged values never extend anything: counted, ignored.
   const RawResult forged = RawCall(target_, kBudget, "", 400ms, {{"deadline-budget-ms", "-5"}});
   ASSERT_TRUE(forged.status.ok());
-  EXPECT_LE(Millis(forged.body), 400);
+  EXPECT_LE(Millis(forged.body), 400 + kGrpcDeadlineRoundingMs);
   EXPECT_NE(metrics_.expose().find("cutoff_budget_header_rejected_total{header=\"deadline-budget-ms\",reason=\"negative\"} 1"),
             std::string::npos)
       << metrics_.expose();

@@ -25,6 +25,10 @@
 
 namespace cutoff::grpc {
 
+// gRPC keeps a call's deadline in whole milliseconds of its own clock and rounds "now" up when
+// it adds a grpc-timeout: a handler can see up to this much more than the deadline sent.
+inline constexpr long kGrpcDeadlineRoundingMs = 1;
+
 inline std::int64_t NowNs() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
 class GrpcFixture : public ::testing::Test {
