@@ -1,7 +1,8 @@
 // cutoff's gRPC server and client against an independent implementation, @grpc/grpc-js:
 //   1. a grpc-js client's deadline reaches a `cutoff grpc relay` handler, and the PostgreSQL
 //      statement behind it is gone from pg_stat_activity right after the deadline;
-//   2. a grpc-js client's cancel reaches the handler as `cancelled` within milliseconds;
+//   2. a grpc-js client's cancel reaches the handler as `cancelled` within milliseconds, and a
+//      deadline centuries away (grpc-timeout in hours) is the service maximum, not a spent budget;
 //   3. `cutoff grpc call` against a grpc-js server: the server receives the remaining budget as
 //      its deadline (grpc-timeout), and sees the call cancelled within milliseconds of the
 //      caller's stop, at the budget's end and on Ctrl-C;
@@ -104,6 +105,22 @@ async function running(marker) {
   const ran = line.used_ms;
   assert.ok(ran < cancelledAt - started + 150 * scale, `the handler ran ${ran} ms; cancelled at ${cancelledAt - started} ms`);
   console.log(`2. grpc-js cancel at ${cancelledAt - started} ms: the handler ended as cancelled after ${ran.toFixed(1)} ms`);
+  client.close();
+  await relay.stop();
+}
+
+// 2b. A deadline centuries away (grpc-js sends it in hours, as the spec allows) is a long
+// budget, capped by the service maximum: never read as one already spent.
+{
+  const relay = await startService(values.cutoff, ['grpc', 'relay', '--name', 'R', '--max-budget-ms', '20000']);
+  const client = await connected(RelayClient, relay.url.replace(/^grpc:\/\//, ''));
+  for (const years of [1, 300, 11000]) {
+    const reply = await new Promise((resolve, reject) => client.Work(Buffer.alloc(0),
+      { deadline: new Date(Date.now() + years * 365 * 86400e3) }, (e, v) => (e ? reject(e) : resolve(v))));
+    const budget = JSON.parse(reply.toString()).budget_ms;
+    assert.ok(budget > 19000 && budget <= 20000, `a deadline ${years} years away: budget ${budget} ms`);
+  }
+  console.log('2b. grpc-js deadlines 1, 300 and 11,000 years away: each the service maximum, 20 s');
   client.close();
   await relay.stop();
 }

@@ -15,6 +15,7 @@
 #include "cutoff/core/commit_ledger.hpp"
 #include "cutoff/core/json_text.hpp"
 #include "cutoff/grpc/internal/byte_buffers.hpp"
+#include "cutoff/grpc/internal/call_deadline.hpp"
 #include "cutoff/grpc/internal/status.hpp"
 #include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/request_id.hpp"
@@ -66,8 +67,9 @@ ServerCall::ServerCall(Server::Impl& server, ::grpc::GenericCallbackServerContex
   for (const auto& r : inbound.rejected) server.metrics.BudgetHeaderRejected(r.name, to_string(r.reason));
   budget_ = inbound.budget;
   budget_from_caller_ = inbound.from_caller;
-  if (const auto deadline = call.deadline(); deadline != SystemClock::time_point::max()) {
-    budget_ = std::min(budget_, std::chrono::duration_cast<Duration>(deadline - SystemClock::now()));
+  // From the raw deadline: deadline() overflows for the far ones grpc-timeout allows.
+  if (const Duration left = RemainingUntil(call.raw_deadline()); left != Duration::max()) {
+    budget_ = std::min(budget_, left);
     budget_from_caller_ = true;
   }
   if (method.options.budget) budget_ = std::min(budget_, *method.options.budget);
@@ -167,7 +169,7 @@ void ServerCall::OnCancel() {
   constexpr auto kSameMoment = std::chrono::milliseconds(5);
   StopReason why = StopReason::cancelled;
   if (server_.shutting_down.load()) why = StopReason::shutdown;
-  else if (ctx_.remaining() <= kSameMoment || call_.deadline() <= SystemClock::now() + kSameMoment)
+  else if (ctx_.remaining() <= kSameMoment || RemainingUntil(call_.raw_deadline()) <= kSameMoment)
     why = StopReason::deadline_exceeded;
   source_.request_stop(why);
 }
