@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -22,6 +24,7 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/core/budget_headers.hpp"
 #include "cutoff/http/error_document.hpp"
+#include "cutoff/http/internal/fault_points.hpp"
 #include "cutoff/http/internal/peer_state.hpp"
 #include "cutoff/http/internal/stream.hpp"
 #include "cutoff/http/internal/tls_context.hpp"
@@ -269,12 +272,49 @@ struct Client::Impl {
     return *tls;
   }
 
+  // Looks the host up without holding the caller: Asio's resolver runs getaddrinfo on a
+  // thread of its own and cannot be cancelled, so a slow or silent name server would keep the
+  // caller past its budget (with_context waits for the operation it cancels). The lookup runs
+  // detached; the caller waits on a timer its stop can cancel, and leaves the lookup behind.
+  static asio::awaitable<tcp::resolver::results_type> Resolve(const Url& url) {
+    auto ex = co_await asio::this_coro::executor;
+    struct Lookup {
+      explicit Lookup(const asio::any_io_executor& e) : done(e, asio::steady_timer::time_point::max()) {}
+      asio::steady_timer done;
+      std::optional<tcp::resolver::results_type> results;
+      std::exception_ptr error;
+      bool finished = false;
+    };
+    auto lookup = std::make_shared<Lookup>(ex);
+    asio::co_spawn(
+        ex,
+        [host = url.host, port = std::to_string(url.port)]() -> asio::awaitable<tcp::resolver::results_type> {
+          auto on = co_await asio::this_coro::executor;
+          if (auto fault = cutoff::internal::armed_fault(internal::kClientResolve)) {
+            asio::steady_timer slow(on, (*fault)());
+            co_await slow.async_wait(asio::use_awaitable);
+          }
+          tcp::resolver resolver(on);
+          co_return co_await resolver.async_resolve(host, port, asio::use_awaitable);
+        },
+        [lookup](std::exception_ptr error, tcp::resolver::results_type results) {
+          lookup->finished = true;
+          lookup->error = error;
+          if (!error) lookup->results = std::move(results);
+          lookup->done.cancel();
+        });
+    boost::system::error_code ignored;
+    co_await lookup->done.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    if (!lookup->finished) throw boost::system::system_error(asio::error::operation_aborted);  // the caller's stop
+    if (lookup->error) std::rethrow_exception(lookup->error);
+    co_return std::move(*lookup->results);
+  }
+
   // Resolves, connects and, for https://, completes the TLS handshake: all of it one step,
   // bounded by the caller's connect context.
   asio::awaitable<std::unique_ptr<Pooled>> Connect(const Url& url) {
     auto ex = co_await asio::this_coro::executor;
-    tcp::resolver resolver(ex);
-    const auto endpoints = co_await resolver.async_resolve(url.host, std::to_string(url.port), asio::use_awaitable);
+    const auto endpoints = co_await Resolve(url);
     tcp::socket socket(ex);
     co_await asio::async_connect(socket, endpoints, asio::use_awaitable);
     boost::system::error_code ignored;

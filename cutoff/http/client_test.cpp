@@ -11,6 +11,7 @@
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/http/internal/fault_points.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/observe/trace.hpp"
@@ -418,6 +419,29 @@ TEST_F(ClientTest, DeliveryTellsNotSentFromSentFromAnswered) {
     }
     co_return 0;
   });
+}
+
+// A name server that does not answer cannot keep the caller past its budget: Asio's lookup
+// cannot be cancelled, so it is left behind and the call ends at its deadline.
+TEST_F(ClientTest, ASlowHostLookupEndsAtTheBudget) {
+  const int s = TimeScale();
+  cutoff::internal::ScopedFault slow_dns(internal::kClientResolve, [] { return std::chrono::milliseconds(3000); });
+  std::optional<ErrorCode> code;
+  Duration took{};
+  // Timed inside: the io_context runs on until the abandoned lookup ends.
+  WithClient({}, [&](Client& c) -> asio::awaitable<int> {
+    const Context ctx = Context::background().with_timeout(150ms * s);
+    const auto started = SteadyClock::now();
+    try {
+      co_await c.get(ctx, base_ + "/");
+    } catch (const Error& e) {
+      code = e.code();
+    }
+    took = SteadyClock::now() - started;
+    co_return 0;
+  });
+  EXPECT_EQ(code, ErrorCode::deadline_exceeded);
+  EXPECT_LT(took, 150ms * s + 500ms * s) << "the caller waited for the lookup";
 }
 
 TEST_F(ClientTest, RefusedConnectionsAreUnavailable) {
