@@ -4,7 +4,8 @@
 //   cutoff catalog --format openapi                   # the OpenAPI 3.1 document (or --format json)
 //   cutoff ops call example.sleep --args '{"ms":5000}' --budget-ms 200       # exit 6
 //   cutoff ops call example.echo --args @args.json     # or --args - to read standard input
-//   cutoff ops serve --port 8080                      # POST /ops/{name}, /catalog.json, /openapi.json
+//   cutoff ops serve --port 8080                      # POST /ops/{name}, /catalog.json, /openapi.json, /mcp
+//   cutoff ops mcp                                    # the operations as MCP tools on stdin/stdout
 //   cutoff ops call example.echo --args '{"a":1}' --url http://127.0.0.1:8080
 //   cutoff ops call example.orders.create --args '{"sku":"A-1"}' --idempotency-key order-17 --url URL
 //                                                     # the same key again returns the same order
@@ -26,6 +27,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -35,6 +37,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 #include "commands.hpp"
 #include "conventions.hpp"
@@ -46,8 +49,11 @@
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/ops/catalog.hpp"
+#include "cutoff/ops/http/mcp_http.hpp"
 #include "cutoff/ops/http/operations_http.hpp"
 #include "cutoff/ops/invoker.hpp"
+#include "cutoff/ops/mcp/session.hpp"
+#include "cutoff/ops/mcp/stdio.hpp"
 #include "cutoff/sql/connect.hpp"
 #include "cutoff/sql/pool.hpp"
 #include "example_operations.hpp"
@@ -82,6 +88,12 @@ struct ServeOptions {
   bool quiet = false;
   std::string db;  // empty: a SQLite file in the temporary directory
   TlsFlags tls;
+};
+
+struct McpOptions {
+  std::string db;  // empty: a SQLite file in the temporary directory
+  bool quiet = false;
+  std::size_t max_calls = 64;
 };
 
 void PrintOut(std::string text) {
@@ -224,35 +236,83 @@ int RunCall(const CallOptions& opts) {
   return RunCallInProcess(opts, std::move(*args));
 }
 
-int RunServe(const ServeOptions& opts) {
-  asio::io_context io(1);
-  // Orders and their idempotency keys live in the database, recorded in one transaction.
-  std::string db = opts.db;
+// The example operations' database: orders and their idempotency keys, recorded in one
+// transaction through the effects store.
+struct ExampleStore {
+  explicit ExampleStore(std::string db_url)
+      : url(std::move(db_url)), pool(sql::connection_factory(Options(url)), {.max_size = 4}), effects(pool, {}) {}
+  static sql::DatabaseOptions Options(const std::string& url) {
+    sql::DatabaseOptions options;
+    options.url = url;
+    return options;
+  }
+  std::string url;
+  sql::Pool pool;
+  effects::Effects effects;
+};
+
+// Opens --db (default: a SQLite file in the temporary directory) and creates the tables;
+// null after saying why on stderr, with the exit code in *exit_code.
+std::unique_ptr<ExampleStore> OpenExampleStore(asio::io_context& io, const char* command, std::string db, int* exit_code) {
   if (db.empty()) db = "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-ops-serve.db").string();
   try {
     (void)sql::parse_database_url(db);
   } catch (const Error& e) {
-    return Usage("ops serve", std::string("--db: ") + e.what());
+    *exit_code = Usage(command, std::string("--db: ") + e.what());
+    return nullptr;
   }
-  sql::DatabaseOptions db_options;
-  db_options.url = db;
-  sql::Pool pool(sql::connection_factory(db_options), {.max_size = 4});
-  effects::Effects effects(pool, {});
+  auto store = std::make_unique<ExampleStore>(db);
   try {
     const Context setup = Context().with_timeout(std::chrono::seconds(30));  // outlives the coroutine
-    auto installed = asio::co_spawn(io, InstallExampleTables(effects, pool, setup), asio::use_future);
+    auto installed = asio::co_spawn(io, InstallExampleTables(store->effects, store->pool, setup), asio::use_future);
     io.run();
     io.restart();
     installed.get();
   } catch (const Error& e) {
     // A malformed --db is the command line's fault (2); a database that cannot be reached is not (1).
-    Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
-    return cli_exit_code(e.code());
+    Usage(command, "cannot prepare the database " + db + ": " + e.what());
+    *exit_code = cli_exit_code(e.code());
+    return nullptr;
   } catch (const std::exception& e) {
-    Usage("ops serve", "cannot prepare the database " + db + ": " + e.what());
-    return cli_exit_code(ErrorCode::internal);
+    Usage(command, "cannot prepare the database " + db + ": " + e.what());
+    *exit_code = cli_exit_code(ErrorCode::internal);
+    return nullptr;
   }
-  const ops::Registry registry = MakeExampleRegistry(&effects);
+  return store;
+}
+
+// The MCP server's identity and, unless --quiet, a log line on stderr per tool call:
+// {"mcp_tool":"example.sleep","outcome":"deadline_exceeded","ms":201,"cancelled_by_client":false}
+ops::mcp::ServerOptions ExampleMcpOptions(bool quiet) {
+  ops::mcp::ServerOptions options;
+  options.name = "cutoff-example-operations";
+  options.version = CUTOFF_VERSION;
+  options.instructions =
+      "Each tool states its time budget. A call that runs out of it stops and reports deadline_exceeded; one "
+      "that reports commit_ambiguous may have taken effect, so check before calling it again, or pass an "
+      "idempotency_key where the tool takes one.";
+  if (!quiet) {
+    options.on_call = [log = StderrLines()](const ops::mcp::CallRecord& r) {
+      std::string line = "{\"mcp_tool\":";
+      append_json_string(line, r.tool);
+      line += ",\"outcome\":";
+      append_json_string(line, r.outcome);
+      line += ",\"ms\":" + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(r.took).count());
+      line += ",\"cancelled_by_client\":";
+      line += r.cancelled_by_client ? "true}" : "false}";
+      log(line);
+    };
+  }
+  return options;
+}
+
+int RunServe(const ServeOptions& opts) {
+  int exit_code_on_failure = 0;
+  asio::io_context io(1);
+  const std::unique_ptr<ExampleStore> store = OpenExampleStore(io, "ops serve", opts.db, &exit_code_on_failure);
+  if (!store) return exit_code_on_failure;
+  const std::string& db = store->url;
+  const ops::Registry registry = MakeExampleRegistry(&store->effects);
   observe::Registry metrics;
   http::ServerOptions server_options;
   server_options.budget.max_budget = std::chrono::milliseconds(opts.max_budget_ms);
@@ -265,10 +325,48 @@ int RunServe(const ServeOptions& opts) {
   if (!served) return loop.exit_code();
   http::Server& server = *served;
   ops::mount_operations(server, registry, {.title = "cutoff example operations"});
+  ops::McpMountOptions mcp;
+  mcp.server = ExampleMcpOptions(opts.quiet);
+  mcp.server.metrics = &metrics;
+  ops::mount_mcp(server, registry, std::move(mcp));
   const std::optional<std::uint16_t> port = loop.listen(server, opts.port);
   if (!port) return loop.exit_code();
   loop.drain_on_signals(server, std::chrono::milliseconds(opts.grace_ms));
-  return loop.run(*port, " (POST /ops/{name}, /catalog.json, /openapi.json, /metrics); orders in " + db);
+  return loop.run(*port, " (POST /ops/{name}, /catalog.json, /openapi.json, /mcp, /metrics); orders in " + db);
+}
+
+int RunMcp(const McpOptions& opts) {
+  asio::io_context io(1);
+  int exit_code_on_failure = 0;
+  const std::unique_ptr<ExampleStore> store = OpenExampleStore(io, "ops mcp", opts.db, &exit_code_on_failure);
+  if (!store) return exit_code_on_failure;
+  const ops::Registry registry = MakeExampleRegistry(&store->effects);
+  ops::mcp::ServerOptions options = ExampleMcpOptions(opts.quiet);
+  options.max_calls_in_flight = opts.max_calls;
+  const ops::mcp::Server server(registry, std::move(options));
+  ops::mcp::Session session(server);
+  // SIGINT or SIGTERM: the calls still running stop with `shutdown` and their replies go out.
+  auto [ctx, stop] = Context().with_cancel();
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([stop = stop](const boost::system::error_code& ec, int) {
+    if (!ec) stop.request_stop(StopReason::shutdown);
+  });
+  std::exception_ptr failure;
+  asio::co_spawn(io, ops::mcp::serve_stdio(ctx, session, STDIN_FILENO, STDOUT_FILENO),
+                 [&](std::exception_ptr e) {
+                   failure = e;
+                   signals.cancel();
+                 });
+  io.run();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cutoff ops mcp: %s\n", e.what());
+    }
+    return 1;
+  }
+  return 0;
 }
 
 void Check(int code) {
@@ -305,7 +403,9 @@ void AddOpsCommand(CLI::App& app) {
   call->callback([] { Check(RunCall(call_opts)); });
 
   CLI::App* serve = ops_app->add_subcommand(
-      "serve", "Serve the example operations over HTTP: POST /ops/{name}, /catalog.json, /openapi.json, /metrics");
+      "serve",
+      "Serve the example operations over HTTP: POST /ops/{name}, /catalog.json, /openapi.json, /metrics, and as MCP "
+      "tools at /mcp (streamable HTTP)");
   static ServeOptions serve_opts;
   serve->add_option("--address", serve_opts.address, "Address to bind")->capture_default_str();
   serve->add_option("--port", serve_opts.port, "Port to bind (0: any free port)")
@@ -323,6 +423,22 @@ void AddOpsCommand(CLI::App& app) {
                     "Where orders and idempotency keys are kept: sqlite:PATH or postgresql://... "
                     "(default: a SQLite file in $TMPDIR)");
   serve->callback([] { Check(RunServe(serve_opts)); });
+
+  CLI::App* mcp = ops_app->add_subcommand(
+      "mcp",
+      "Serve the example operations as Model Context Protocol tools on standard input and output (one JSON-RPC "
+      "message per line; a log line per call on stderr). Each tool's description states its budget; a call "
+      "runs under it. Ends when the input ends (calls still running stop with cancelled) or on SIGINT/SIGTERM "
+      "(they stop with shutdown). Exit codes: 0, 1 when the input or output cannot be used, 2 usage.");
+  static McpOptions mcp_opts;
+  mcp->add_option("--db", mcp_opts.db,
+                  "Where orders and idempotency keys are kept: sqlite:PATH or postgresql://... "
+                  "(default: a SQLite file in $TMPDIR)");
+  mcp->add_option("--max-calls", mcp_opts.max_calls, "Tool calls run at once; more are refused as overloaded")
+      ->check(Number(std::size_t{1}, std::size_t{10'000}))
+      ->capture_default_str();
+  mcp->add_flag("--quiet", mcp_opts.quiet, "No log line per call on stderr");
+  mcp->callback([] { Check(RunMcp(mcp_opts)); });
 
   CLI::App* catalog = app.add_subcommand("catalog", "Print the example operations' catalog as JSON or OpenAPI 3.1");
   static std::string format = "json";

@@ -52,7 +52,9 @@ json::object ErrorSchema() {
                       {"properties", json::object{{"error", inner}}}};
 }
 
-std::string Sentence(const OperationInfo& info) {
+}  // namespace
+
+std::string describe_with_budget(const OperationInfo& info) {
   std::string out = info.description;
   if (!out.empty() && out.back() != '.') out += '.';
   if (!out.empty()) out += ' ';
@@ -62,8 +64,6 @@ std::string Sentence(const OperationInfo& info) {
     out += "No time budget is declared; only the caller's budget applies.";
   return out;
 }
-
-}  // namespace
 
 std::string format_seconds(Duration d) {
   const std::int64_t ms = CeilMillis(d);
@@ -114,7 +114,7 @@ json::value openapi_document(const Registry& registry, const OpenApiOptions& opt
     json::object post;
     post["operationId"] = info.name;
     post["summary"] = info.description.empty() ? info.name : info.description;
-    post["description"] = Sentence(info);
+    post["description"] = describe_with_budget(info);
     if (info.deadline) post["x-deadline-seconds"] = deadline_seconds_json(*info.deadline);
     if (!info.tag.empty()) post["tags"] = json::array{json::value(info.tag)};
     json::object budget_header{

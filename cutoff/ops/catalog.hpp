@@ -37,6 +37,10 @@ boost::json::value deadline_seconds_json(Duration d);
 // "5", "0.25", "1.5": the same number as text.
 std::string format_seconds(Duration d);
 
+// The operation's description followed by the sentence that states its budget ("Time
+// budget: 2 s." or that none is declared): what OpenAPI and the MCP tool list show.
+std::string describe_with_budget(const OperationInfo& info);
+
 // Both throw ConfigError(not_frozen) before registry.freeze().
 boost::json::value catalog_json(const Registry& registry);
 boost::json::value openapi_document(const Registry& registry, const OpenApiOptions& options = {});
