@@ -198,6 +198,8 @@ class Effects {
 
   EffectStats stats() const noexcept;
   const EffectsOptions& options() const noexcept { return options_; }
+  // The pool regions run on (sagas journal on it too).
+  sql::Pool& pool() const noexcept { return pool_; }
   const AdmissionLimit& admission() const noexcept { return admission_; }
   const std::string& idempotency_table() const noexcept { return idempotency_table_; }
   const std::string& outbox_table() const noexcept { return outbox_table_; }

@@ -12,8 +12,6 @@ namespace cutoff::effects::internal {
 namespace asio = boost::asio;
 using sql::Value;
 
-namespace {
-
 std::string NewToken() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   char buf[33];
@@ -21,8 +19,6 @@ std::string NewToken() {
                 static_cast<unsigned long long>(rng()));
   return buf;
 }
-
-}  // namespace
 
 std::int64_t NowMs() noexcept {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -30,6 +30,9 @@ struct Claim {
   std::string response;  // replay: the stored result
 };
 
+// 128 random bits as 32 hex digits: claim tokens, saga owner tokens and saga ids.
+std::string NewToken();
+
 // Wall-clock milliseconds (records are shared between processes).
 std::int64_t NowMs() noexcept;
 

@@ -32,10 +32,14 @@ inline std::string UniqueName(const std::string& stem) {
 
 class Backend {
  public:
-  explicit Backend(std::string driver) : driver_(std::move(driver)), prefix_(UniqueName("fx")) {
+  explicit Backend(std::string driver) : Backend(std::move(driver), UniqueName("fx"), {}) {}
+  // Attaches to the database another Backend made (in another process): the same tables,
+  // and the SQLite file is left for its owner to remove.
+  Backend(std::string driver, std::string prefix, std::filesystem::path sqlite_path)
+      : driver_(std::move(driver)), prefix_(std::move(prefix)), owns_file_(sqlite_path.empty()) {
     hook_ = std::make_shared<Hook>();
     if (driver_ == "sqlite") {
-      path_ = std::filesystem::temp_directory_path() / (prefix_ + ".db");
+      path_ = owns_file_ ? std::filesystem::temp_directory_path() / (prefix_ + ".db") : sqlite_path;
       sql::SqliteOptions opts;
       opts.path = path_.string();
       auto hook = hook_;
@@ -57,7 +61,7 @@ class Backend {
   }
   ~Backend() {
     pool_.reset();
-    if (!path_.empty()) {
+    if (!path_.empty() && owns_file_) {
       std::error_code ec;
       for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + suffix, ec);
     }
@@ -67,6 +71,8 @@ class Backend {
   bool postgres() const { return driver_ == "postgresql"; }
   sql::Pool& pool() { return *pool_; }
   const std::string& prefix() const { return prefix_; }  // for table names: unique per test
+  // SQLite: the database file (another process may open it too).
+  const std::filesystem::path& sqlite_path() const { return path_; }
   std::string items() const { return prefix_ + "_items"; }
 
   // A statement that runs until it is stopped.
@@ -112,7 +118,7 @@ class Backend {
   boost::asio::awaitable<void> drop_all() {
     if (!postgres()) co_return;
     sql::Pool::Lease conn = co_await pool_->acquire(Context());
-    for (const char* t : {"_items", "_idempotency", "_outbox"})
+    for (const char* t : {"_items", "_idempotency", "_outbox", "_saga", "_saga_step", "_undo"})
       co_await conn->execute(Context(), "drop table if exists " + prefix_ + t, {});
     co_await conn->execute(Context(), "drop function if exists " + items() + "_slow()", {});
   }
@@ -132,6 +138,7 @@ class Backend {
   std::string driver_;
   std::string prefix_;
   std::filesystem::path path_;
+  bool owns_file_ = true;
   std::shared_ptr<Hook> hook_;
   std::optional<cutoff::internal::ScopedFault> commit_fault_;  // SQLite: runs hook_->once
   std::unique_ptr<sql::Pool> pool_;

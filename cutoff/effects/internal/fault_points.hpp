@@ -9,6 +9,7 @@
 #define CUTOFF_EFFECTS_INTERNAL_FAULT_POINTS_HPP_
 
 #include <boost/asio/awaitable.hpp>
+#include <string_view>
 
 #include "cutoff/core/context.hpp"
 #include "cutoff/core/internal/fault_injection.hpp"
@@ -20,6 +21,15 @@ namespace cutoff::effects::internal {
 // wait, or throw as the step's failure.
 inline constexpr cutoff::internal::FaultPoint<boost::asio::awaitable<void>(Step, const Context& caller)>
     kEffectStep{"effects.step"};
+
+// Where a saga stands when its step point is reached.
+enum class SagaPoint { before_step, after_step };
+
+// Before each step, just before the saga checks its context, and after each step's outcome
+// is journalled, with the saga's context; the action may stop it, wait, or end the process.
+inline constexpr cutoff::internal::FaultPoint<boost::asio::awaitable<void>(std::string_view step, SagaPoint point,
+                                                                           const Context& saga)>
+    kSagaStep{"effects.saga_step"};
 
 }  // namespace cutoff::effects::internal
 
