@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ class SagaFixture {
   std::atomic<bool> ship_runs_until_stopped{false};
   std::atomic<bool> ship_fails{false};  // invalid_argument after its insert (rolled back)
   std::atomic<bool> in_ship{false};     // while ship's body runs (fault filters read it)
+  std::function<void()> after_ship_insert;  // runs inside ship's transaction, after its insert
 
   std::string undo_table() const { return db_.prefix() + "_undo"; }
 
@@ -55,6 +57,7 @@ class SagaFixture {
       in_ship = true;
       std::vector<sql::Value> p{2, call.step};
       co_await fx.execute("insert into " + db_.items() + " (id, note) values ($1, $2)", p);
+      if (after_ship_insert) after_ship_insert();
       if (ship_runs_until_stopped) co_await fx.execute(db_.endless_statement());
       if (ship_fails) throw Error(ErrorCode::invalid_argument, "the carrier refused the parcel");
       co_return std::string("{\"ship\":2}");
