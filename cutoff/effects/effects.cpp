@@ -235,7 +235,11 @@ asio::awaitable<EffectOutcome> Effects::Run(sql::Connection& conn, const Context
     failure = std::current_exception();
   }
   if (failure) {
-    // Roll back under a budget of its own: the caller's may be what ran out.
+    // Roll back under a budget of its own: the caller's may be what ran out. Shielded from
+    // Asio cancellation too: a server cancels a handler's coroutine when its client hangs up,
+    // and a claim left unreleased would refuse every retry with the key until it expires.
+    co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+    co_await asio::this_coro::throw_if_cancelled(false);
     const Context cleanup = ctx.detached(options_.timeout);
     if (tx) {
       co_await tx->rollback();
@@ -252,6 +256,8 @@ asio::awaitable<EffectOutcome> Effects::Run(sql::Connection& conn, const Context
       } catch (...) {  // it expires on its own
       }
     }
+    co_await asio::this_coro::reset_cancellation_state();
+    co_await asio::this_coro::throw_if_cancelled(true);
     Bump(counters_->rolled_back);
     const Error* error = find_error(failure);
     if (error && error->code() == ErrorCode::idempotency_conflict) Bump(counters_->conflicts);

@@ -593,6 +593,40 @@ TEST_P(EffectsTest, CancellingTheCallingCoroutineAfterTheCommitPointLosesNothing
   });
 }
 
+// An HTTP server cancels a handler's coroutine (Asio terminal) when its client hangs up: the
+// region's rollback and the release of its claim must still run, or every retry with the key
+// is refused as "still in progress" until the claim expires.
+TEST_P(EffectsTest, CancellingTheCallingCoroutineBeforeTheCommitPointStillReleasesTheClaim) {
+  RunSync([&]() -> asio::awaitable<void> {
+    auto fx = co_await Make();
+    asio::cancellation_signal signal;
+    bool finished = false, body_started = false;
+    EffectRequest req{.operation = "items.create", .idempotency_key = "order-9", .fingerprint = "f"};
+    auto ex = co_await asio::this_coro::executor;
+    auto [caller, source] = Context().with_cancel(Deadline::after(10s));  // outlives the region
+    asio::co_spawn(ex,
+                   fx->run(caller, req,
+                           [&](Effect& e) -> asio::awaitable<std::string> {
+                             body_started = true;
+                             co_await e.execute(db_->endless_statement());
+                             co_return "never";
+                           }),
+                   asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr, EffectOutcome) {
+                     finished = true;
+                   }));
+    for (int i = 0; i < 500 && !body_started; ++i) co_await Sleep(2ms);
+    co_await Sleep(50ms);
+    // What the server does on a hang-up: stop the context and cancel the coroutine.
+    source.request_stop(StopReason::cancelled);
+    signal.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 500 && !finished; ++i) co_await Sleep(10ms);
+    EXPECT_TRUE(finished);
+    EffectOutcome retry = co_await fx->run(Context().with_timeout(5s), req, Insert(1));
+    EXPECT_FALSE(retry.replayed);
+    EXPECT_EQ(co_await db_->count(db_->items()), 1);
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(BothDatabases, EffectsTest, ::testing::Values("sqlite", "postgresql"),
                          [](const auto& p) { return p.param; });
 
