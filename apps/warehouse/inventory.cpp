@@ -18,6 +18,7 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/sql/connect.hpp"
 #include "cutoff/sql/pool_metrics.hpp"
+#include "warehouse/order_saga.hpp"
 
 namespace cutoff::warehouse {
 
@@ -73,10 +74,27 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
   co_await create_warehouse_data(*conn, ctx, options_.data);
   conn.reset();
   co_await effects_->install(ctx);
+  if (!options_.shipping_url.empty()) {
+    const asio::any_io_executor executor = co_await asio::this_coro::executor;
+    PrepareOrders(executor);
+    co_await sagas_->install(ctx);
+  }
   if (options_.valuation_steps <= 0) {
     sql::Pool::Lease c = co_await pool_->acquire(ctx);
     options_.valuation_steps = co_await calibrate_valuation(*c, ctx, options_.valuation_time);
   }
+}
+
+void Inventory::PrepareOrders(const asio::any_io_executor& executor) {
+  http::ClientOptions client;
+  client.reply_margin = options_.shipping_reply_margin;
+  shipping_client_ = std::make_unique<http::Client>(executor, client);
+  sagas_ = std::make_unique<effects::Sagas>(*effects_);
+  OrderSagaOptions order;
+  order.client = shipping_client_.get();
+  order.shipping_url = options_.shipping_url;
+  order.budget = options_.order_budget;
+  sagas_->define(order_saga(order));
 }
 
 http::ServerOptions Inventory::server_options(observe::Registry* metrics) const {
@@ -251,6 +269,27 @@ asio::awaitable<std::string> Inventory::stock_changes(const Context& request, st
   co_return co_await Serve(request, work);
 }
 
+asio::awaitable<std::string> Inventory::order(const Context& request, std::string key, std::int64_t bin_id,
+                                              std::int64_t qty, std::string destination) {
+  effects::check_idempotency_key(key, request.request_id());
+  if (!sagas_)
+    throw Error(ErrorCode::unavailable, "this inventory service has no shipping service to book orders with",
+                request.request_id());
+  const std::string input = order_input(bin_id, qty, destination);
+  const Work work = [this, key, input](const Context& ctx) -> asio::awaitable<std::string> {
+    effects::SagaOutcome out = co_await sagas_->run(ctx, kOrderSaga, input, key);
+    out.check();
+    json::object answer;
+    answer["orderId"] = key;
+    answer["state"] = "completed";
+    answer["replayed"] = out.replayed;
+    json::error_code ec;
+    answer["shipment"] = json::parse(out.result, ec);
+    co_return json::serialize(answer);
+  };
+  co_return co_await Serve(request, work);
+}
+
 void Inventory::prepare_limits(observe::Registry* metrics) {
   if (options_.mode != Mode::cutoff) return;
   if (options_.admission && !admission_) {
@@ -346,6 +385,46 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
         co_return Response::json(200, co_await reserve(rctx, std::move(key), *bin_id, *amount));
       },
       route("inventory.reserve"));
+
+  http::RouteOptions order_route = route("inventory.order");
+  order_route.budget = options_.order_budget;
+  server.route(
+      "POST", "/orders",
+      [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
+        const std::vector<std::string_view> keys = req.headers.get_all("Idempotency-Key");
+        if (keys.size() != 1)
+          throw Error(ErrorCode::invalid_argument,
+                      keys.empty() ? "POST /orders needs an Idempotency-Key header (it is the order's id)"
+                                   : "send one Idempotency-Key header, not " + std::to_string(keys.size()),
+                      rctx.request_id());
+        json::error_code ec;
+        json::value body = json::parse(req.body, ec);
+        const json::object* o = ec ? nullptr : body.if_object();
+        const json::value* bin = o ? o->if_contains("binId") : nullptr;
+        const json::value* qty = o ? o->if_contains("qty") : nullptr;
+        const json::value* destination = o ? o->if_contains("destination") : nullptr;
+        if (!bin || !bin->is_int64() || !qty || !qty->is_int64() || qty->as_int64() <= 0 || !destination ||
+            !destination->is_string())
+          throw Error(ErrorCode::invalid_argument,
+                      R"(expected {"binId": <int>, "qty": <positive int>, "destination": <string>})",
+                      rctx.request_id());
+        std::string key(keys.front());
+        std::string to(destination->as_string());
+        std::string answer = co_await order(rctx, std::move(key), bin->as_int64(), qty->as_int64(), std::move(to));
+        co_return Response::json(200, std::move(answer));
+      },
+      order_route);
+  get("/orders", "inventory.order_status", [this](const Request& req, const Context& ctx) -> asio::awaitable<std::string> {
+    auto id = req.query_param("id");
+    if (!id || id->empty()) throw Error(ErrorCode::invalid_argument, "missing query parameter `id`", ctx.request_id());
+    if (!sagas_) throw Error(ErrorCode::not_found, "this inventory service takes no orders", ctx.request_id());
+    std::string key(*id);
+    std::optional<effects::SagaRecord> saga = co_await sagas_->journal().find(ctx, key);
+    if (!saga) throw Error(ErrorCode::not_found, "no order " + key, ctx.request_id());
+    co_return effects::saga_to_json(*saga, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+  });
 }
 
 }  // namespace cutoff::warehouse

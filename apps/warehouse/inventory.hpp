@@ -19,6 +19,16 @@
 //                                           (effects::check_idempotency_key: empty, over 255
 //                                           bytes, control characters) is 400 invalid_argument
 //   GET  /stock-changes?after=ID            reservations since ID (from the outbox), oldest first
+//   POST /orders {"binId":..,"qty":..,"destination":".."} with Idempotency-Key (the order id):
+//                                           runs the order saga (order_saga.hpp): reserve here,
+//                                           then book the shipment at `shipping_url`; a repeated
+//                                           key returns the saga's final outcome. 200 with
+//                                           {"orderId","state":"completed","reservation",
+//                                           "shipment"}; a refused shipment is 400 with the
+//                                           reservation released; an unanswered booking is
+//                                           commit_ambiguous ("step_ambiguous", nothing undone).
+//                                           503 unavailable without a shipping service
+//   GET  /orders?id=ID                      the order saga's journal (effects/saga_journal.hpp)
 //
 // How it bounds its work depends on the mode (mode.hpp):
 //   cutoff    each request runs under the budget it was sent (and the route's), down to the
@@ -48,6 +58,8 @@
 
 #include "cutoff/core/context.hpp"
 #include "cutoff/effects/effects.hpp"
+#include "cutoff/effects/saga.hpp"
+#include "cutoff/http/client.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/resilience/adaptive_limit.hpp"
@@ -73,6 +85,14 @@ struct InventoryOptions {
   // `cutoff` mode: the most budget a caller is granted.
   std::chrono::milliseconds max_budget{30'000};
   std::chrono::milliseconds effect_timeout{2'000};
+  // The shipping service the order saga books with ("http://host:port"); empty: no orders.
+  std::string shipping_url;
+  // POST /orders' declared budget (the whole saga's, tighten-only against the caller's).
+  std::chrono::milliseconds order_budget{3'000};
+  // Taken off the budget sent to the shipping service (http::ClientOptions::reply_margin): its
+  // deadline fires first, so a booking it stopped comes back as a definite deadline_exceeded
+  // (the reservation is released) instead of an unanswered, ambiguous call.
+  std::chrono::milliseconds shipping_reply_margin{20};
   // `cutoff` mode: refuse doomed requests per route (see the top of this file); none: off.
   // Its metrics go to the registry mount() is given.
   std::optional<resilience::ServiceTimeAdmissionOptions> admission = resilience::ServiceTimeAdmissionOptions{};
@@ -131,6 +151,10 @@ class Inventory {
                                               std::int64_t qty);
   // [{"id":..,"binId":..,"qty":..,"reserved":..}, ...]
   boost::asio::awaitable<std::string> stock_changes(const Context& request, std::int64_t after);
+  // Runs the order saga under `request` with `key` as the order id; the answer of POST /orders.
+  // Throws the saga's error (SagaOutcome::to_error) when it did not complete.
+  boost::asio::awaitable<std::string> order(const Context& request, std::string key, std::int64_t bin_id,
+                                            std::int64_t qty, std::string destination);
 
   // The doomed-request check and the valuations' limit (see the top of this file), made once for
   // the service's mode and shared by its transports; `metrics` for their series (the first
@@ -143,6 +167,8 @@ class Inventory {
 
   sql::Pool& pool() noexcept { return *pool_; }
   effects::Effects& effects() noexcept { return *effects_; }
+  // The order saga's engine; null until start() (and without a shipping_url).
+  effects::Sagas* sagas() noexcept { return sagas_.get(); }
   std::int64_t valuation_steps() const noexcept { return options_.valuation_steps; }
   const InventoryOptions& options() const noexcept { return options_; }
   InventoryStats stats() const noexcept;
@@ -157,6 +183,8 @@ class Inventory {
   // cancels its handler when the caller goes (gRPC's) leaves the work running as these
   // baselines do.
   boost::asio::awaitable<std::string> Serve(const Context& request, const Work& work);
+  // The shipping client and the order saga (with a shipping_url).
+  void PrepareOrders(const boost::asio::any_io_executor& executor);
   // A pooled connection for `ctx`'s work: under `timeouts`, with the service's own timeout.
   boost::asio::awaitable<sql::Pool::Lease> Acquire(const Context& ctx);
 
@@ -182,6 +210,8 @@ class Inventory {
   std::unique_ptr<resilience::ServiceTimeAdmission> admission_;
   std::unique_ptr<resilience::AdaptiveLimit> valuation_limit_;
   std::unique_ptr<effects::Effects> effects_;
+  std::unique_ptr<http::Client> shipping_client_;
+  std::unique_ptr<effects::Sagas> sagas_;
 };
 
 }  // namespace cutoff::warehouse

@@ -451,7 +451,11 @@ asio::awaitable<void> Sagas::RunRemote(Run& run, const Context& step_ctx, int in
     if (!is_stop(e.code()) && step_ctx.stop_requested() && e.code() != ErrorCode::commit_ambiguous)
       e = Error::stopped(step_ctx.stop_reason(), run.request_id);
     Error reported = report_after_commit_point(e, *ledger, "saga step " + run.def->name + "." + step.name);
-    failed.emplace(reported, reported.code() == ErrorCode::commit_ambiguous);
+    // A keyed step's key conflicting upstream means an earlier call with it may still be
+    // running there (or was applied under other terms): undoing the saga now could leave it
+    // applied, so it is as unsettled as an unanswered call.
+    const bool key_in_doubt = step.options.keyed && e.code() == ErrorCode::idempotency_conflict;
+    failed.emplace(reported, reported.code() == ErrorCode::commit_ambiguous || key_in_doubt);
   }
   std::exception_ptr journal_failure;
   try {

@@ -32,7 +32,8 @@
 //   budget. Asio cancellation of the caller does not interrupt them. The saga reports the
 //   step's error (`failed_step` names it).
 // - A step whose outcome is ambiguous (a stop at or after its commit point, or a remote call
-//   sent and not answered) ends the saga as `step_ambiguous` naming the step, and nothing is
+//   sent and not answered, or a keyed one whose key is still in use upstream:
+//   idempotency_conflict) ends the saga as `step_ambiguous` naming the step, and nothing is
 //   compensated: undoing what may not have happened and keeping what did are both wrong.
 //   `resume` settles a local step from the journal (its row commits with its effect) and
 //   repeats a keyed remote step; an unkeyed remote step needs `resolve`.

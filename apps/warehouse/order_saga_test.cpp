@@ -1,0 +1,286 @@
+// The order saga across two services over HTTP on loopback: the inventory reserves stock in its
+// database, then books the shipment with the shipping service. A refusal releases the
+// reservation, a spent budget is a definite failure, and a caller that leaves mid-booking
+// leaves a step_ambiguous saga that resume settles with the same key.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <functional>
+#include <thread>
+#include <unistd.h>
+
+#include "cutoff/http/client.hpp"
+#include "cutoff/http/server.hpp"
+#include "tests/support/run_sync.hpp"
+#include "tests/support/sleep.hpp"
+#include "tests/support/time_scale.hpp"
+#include "warehouse/inventory.hpp"
+#include "warehouse/order_saga.hpp"
+#include "warehouse/shipping.hpp"
+
+namespace cutoff::warehouse {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using cutoff::test_support::RunSync;
+using cutoff::test_support::Scaled;
+using cutoff::test_support::Sleep;
+
+class OrderSagaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cutoff-order-saga-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+
+  void Start(std::chrono::milliseconds booking_time = 0ms, std::chrono::milliseconds reply_margin = 20ms) {
+    ShippingOptions ship;
+    ship.db_url = "sqlite:" + (dir_ / "shipping.db").string();
+    ship.booking_time = booking_time;
+    shipping_ = std::make_unique<Shipping>(ship);
+    setup_ = Context().with_timeout(1min);  // outlives the coroutines that take it by reference
+    auto ship_started = asio::co_spawn(io_, shipping_->start(setup_), asio::use_future);
+    io_.run();
+    io_.restart();
+    ship_started.get();
+    guard_.emplace(io_.get_executor());
+    http::ServerOptions sso = shipping_->server_options(nullptr);
+    sso.one_io_thread = true;
+    shipping_server_ = std::make_unique<http::Server>(io_.get_executor(), sso);
+    shipping_->mount(*shipping_server_);
+    shipping_url_ = "http://127.0.0.1:" + std::to_string(shipping_server_->listen("127.0.0.1", 0));
+
+    InventoryOptions inv;
+    inv.db_url = "sqlite:" + (dir_ / "warehouse.db").string();
+    inv.data.bins_per_warehouse = 5;
+    inv.data.movements_per_bin = 1;
+    inv.valuation_steps = 1;
+    inv.shipping_url = shipping_url_;
+    inv.shipping_reply_margin = reply_margin;
+    inventory_ = std::make_unique<Inventory>(inv);
+    std::promise<void> started;
+    auto done = started.get_future();
+    asio::co_spawn(io_, inventory_->start(setup_),
+                   [&started](std::exception_ptr e) { e ? started.set_exception(e) : started.set_value(); });
+    thread_ = std::thread([this] { io_.run(); });
+    done.get();
+    std::promise<void> mounted;
+    asio::post(io_, [&] {
+      http::ServerOptions iso = inventory_->server_options(nullptr);
+      iso.one_io_thread = true;
+      inventory_server_ = std::make_unique<http::Server>(io_.get_executor(), iso);
+      inventory_->mount(*inventory_server_);
+      inventory_url_ = "http://127.0.0.1:" + std::to_string(inventory_server_->listen("127.0.0.1", 0));
+      mounted.set_value();
+    });
+    mounted.get_future().get();
+  }
+
+  void TearDown() override {
+    if (thread_.joinable()) {
+      asio::post(io_, [this] {
+        if (inventory_server_) inventory_server_->shutdown(0ms);
+        shipping_server_->shutdown(0ms);
+        inventory_->stop_all();
+        guard_.reset();
+      });
+      std::this_thread::sleep_for(200ms);
+      io_.stop();
+      thread_.join();
+    }
+    inventory_server_.reset();
+    shipping_server_.reset();
+    inventory_.reset();
+    shipping_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  static http::ClientRequest Order(const std::string& url, const std::string& key, int bin, int qty) {
+    http::ClientRequest req;
+    req.method = "POST";
+    req.url = url + "/orders";
+    req.headers.set("Content-Type", "application/json");
+    req.headers.set("Idempotency-Key", key);
+    req.body = order_input(bin, qty, "Lyon");
+    return req;
+  }
+
+  // The bin's reserved count and the order's shipment status (200 or 404), from the services.
+  std::pair<std::int64_t, int> State(int bin, const std::string& order) {
+    std::pair<std::int64_t, int> out;
+    RunSync([&]() -> asio::awaitable<void> {
+      http::Client client(co_await asio::this_coro::executor);
+      const Context ctx = Context().with_timeout(10s);
+      http::Response b = co_await client.get(ctx, inventory_url_ + "/bin?id=" + std::to_string(bin));
+      out.first = json::parse(b.body).at("reserved").to_number<std::int64_t>();
+      http::Response s = co_await client.get(ctx, shipping_url_ + "/shipments?order=" + order);
+      out.second = s.status;
+    });
+    return out;
+  }
+
+  // Runs `work` on the services' loop (their pools and clients belong to it) and waits.
+  void OnLoop(std::function<asio::awaitable<void>()> work) {
+    asio::co_spawn(io_, std::move(work), asio::use_future).get();
+  }
+
+  effects::SagaRecord Journal(const std::string& order) {
+    effects::SagaRecord rec;
+    OnLoop([&]() -> asio::awaitable<void> {
+      const Context ctx = Context().with_timeout(10s);
+      auto found = co_await inventory_->sagas()->journal().find(ctx, order);
+      EXPECT_TRUE(found.has_value());
+      if (found) rec = *found;
+    });
+    return rec;
+  }
+
+  std::filesystem::path dir_;
+  Context setup_;
+  asio::io_context io_{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_;
+  std::unique_ptr<Shipping> shipping_;
+  std::unique_ptr<Inventory> inventory_;
+  std::unique_ptr<http::Server> shipping_server_, inventory_server_;
+  std::string shipping_url_, inventory_url_;
+  std::thread thread_;
+};
+
+TEST_F(OrderSagaTest, AnOrderReservesThenShipsAndARepeatReplaysIt) {
+  Start();
+  http::Response first, again;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    first = co_await client.request(Context().with_timeout(10s), Order(inventory_url_, "o-1", 1, 2));
+    again = co_await client.request(Context().with_timeout(10s), Order(inventory_url_, "o-1", 1, 2));
+  });
+  ASSERT_EQ(first.status, 200) << first.body;
+  json::value answer = json::parse(first.body);
+  EXPECT_EQ(answer.at("state"), "completed");
+  EXPECT_EQ(answer.at("shipment").at("orderId"), "o-1");
+  EXPECT_EQ(answer.at("shipment").at("qty"), 2);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(json::parse(again.body).at("replayed"), true);
+  EXPECT_EQ(State(1, "o-1"), std::make_pair(std::int64_t{2}, 200));  // reserved once, shipped once
+  effects::SagaRecord j = Journal("o-1");
+  EXPECT_EQ(j.state, effects::SagaState::completed);
+  ASSERT_EQ(j.steps.size(), 2u);
+  EXPECT_EQ(j.steps[1].attempts, 1);
+}
+
+TEST_F(OrderSagaTest, ARefusedShipmentReleasesTheReservation) {
+  Start();
+  http::Response r, status;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    r = co_await client.request(Context().with_timeout(10s), Order(inventory_url_, "o-2", 2, 30));
+    status = co_await client.get(Context().with_timeout(10s), inventory_url_ + "/orders?id=o-2");
+  });
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("a shipment holds at most 20 items"), std::string::npos) << r.body;
+  EXPECT_EQ(State(2, "o-2"), std::make_pair(std::int64_t{0}, 404));
+  ASSERT_EQ(status.status, 200);
+  json::value journal = json::parse(status.body);
+  EXPECT_EQ(journal.at("state"), "compensated");
+  EXPECT_EQ(journal.at("failed_step"), "ship");
+  EXPECT_EQ(journal.at("steps").at(0).at("state"), "compensated");
+  EXPECT_EQ(journal.at("steps").at(1).at("state"), "failed");
+}
+
+TEST_F(OrderSagaTest, ABudgetSpentWhileBookingIsADefiniteFailureAndIsUndone) {
+  // The shipping service stops at its (propagated) deadline, shortly before the inventory's,
+  // and says so: nothing was booked, so the reservation is released.
+  Start(/*booking_time=*/Scaled(3000ms), /*reply_margin=*/Scaled(200ms));
+  http::Response r;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    http::ClientRequest req = Order(inventory_url_, "o-3", 3, 1);
+    req.headers.set("Deadline-Budget-Ms", std::to_string(Scaled(800ms).count()));
+    r = co_await client.request(Context().with_timeout(20s), std::move(req));
+  });
+  EXPECT_EQ(r.status, 504) << r.body;
+  EXPECT_NE(r.body.find("deadline_exceeded"), std::string::npos) << r.body;
+  EXPECT_EQ(State(3, "o-3"), std::make_pair(std::int64_t{0}, 404));
+  EXPECT_EQ(Journal("o-3").state, effects::SagaState::compensated);
+}
+
+TEST_F(OrderSagaTest, ACallerLeavingMidBookingLeavesAnAmbiguousStepThatResumeSettles) {
+  Start(/*booking_time=*/Scaled(1000ms));
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    auto [ctx, source] = Context().with_cancel(Deadline::after(20s));
+    std::thread leave([&source] {
+      std::this_thread::sleep_for(Scaled(300ms));
+      source.request_stop(StopReason::cancelled);  // the client closes its connection
+    });
+    try {
+      co_await client.request(ctx, Order(inventory_url_, "o-4", 4, 3));
+    } catch (const Error&) {
+    }
+    leave.join();
+  });
+  // The inventory's call to shipping left and was cut unanswered: ship is ambiguous, and the
+  // reservation is kept rather than released on a guess.
+  effects::SagaRecord j;
+  for (int i = 0; i < 500; ++i) {
+    j = Journal("o-4");
+    if (j.state != effects::SagaState::running) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(j.state, effects::SagaState::step_ambiguous);
+  EXPECT_EQ(j.failed_step, "ship");
+  ASSERT_EQ(j.steps.size(), 2u);
+  EXPECT_EQ(j.steps[1].state, effects::SagaStepState::ambiguous);
+  EXPECT_EQ(State(4, "o-4").first, 3);
+
+  // resume repeats the booking with the same key; the saga completes and ships once. Until the
+  // shipping service has rolled the cut booking back, its key is still in use there, and the
+  // step stays ambiguous rather than being undone.
+  effects::SagaOutcome out;
+  for (int i = 0; i < 50; ++i) {
+    OnLoop([&]() -> asio::awaitable<void> {
+      const Context ctx = Context().with_timeout(20s);
+      out = co_await inventory_->sagas()->resume(ctx, "o-4");
+    });
+    if (out.state != effects::SagaState::step_ambiguous) break;
+    EXPECT_NE(std::string(out.error ? out.error->message() : "").find("still in progress"), std::string::npos);
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(out.state, effects::SagaState::completed) << (out.error ? out.error->what() : "");
+  EXPECT_EQ(State(4, "o-4"), std::make_pair(std::int64_t{3}, 200));
+  EXPECT_EQ(Journal("o-4").steps[1].attempts, 2);
+}
+
+TEST_F(OrderSagaTest, RefusesMalformedOrders) {
+  Start();
+  std::vector<int> statuses;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    const Context ctx = Context().with_timeout(10s);
+    http::ClientRequest no_key = Order(inventory_url_, "x", 1, 1);
+    no_key.headers.erase("Idempotency-Key");
+    statuses.push_back((co_await client.request(ctx, std::move(no_key))).status);
+    http::ClientRequest bad_body = Order(inventory_url_, "o-5", 1, 1);
+    bad_body.body = R"({"binId":"one"})";
+    statuses.push_back((co_await client.request(ctx, std::move(bad_body))).status);
+    statuses.push_back((co_await client.request(ctx, Order(inventory_url_, std::string(300, 'k'), 1, 1))).status);
+    statuses.push_back((co_await client.request(ctx, Order(inventory_url_, "o-6", 1, 0))).status);
+    statuses.push_back((co_await client.get(ctx, inventory_url_ + "/orders?id=nope")).status);
+  });
+  EXPECT_EQ(statuses, (std::vector<int>{400, 400, 400, 400, 404}));
+}
+
+}  // namespace
+}  // namespace cutoff::warehouse
