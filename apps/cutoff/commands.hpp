@@ -36,6 +36,9 @@ void AddLabCommand(CLI::App& app);
 // operations of example_operations.hpp) listed, invoked in-process or over HTTP, and served.
 void AddOpsCommand(CLI::App& app);
 
+// `cutoff saga list|show|resume|resolve`: the saga journal, and sagas carried on.
+void AddSagaCommand(CLI::App& app);
+
 }  // namespace cutoff::cli
 
 #endif  // CUTOFF_APPS_CUTOFF_COMMANDS_HPP_

@@ -1,4 +1,5 @@
-// `cutoff demo serve`: the reference warehouse services, gateway and inventory, in one process.
+// `cutoff demo serve`: the reference warehouse services, gateway, inventory and shipping, in one
+// process.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -18,12 +19,16 @@
 #include "cutoff/grpc/server.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
+#include "cutoff/ops/http/mcp_http.hpp"
+#include "cutoff/ops/http/operations_http.hpp"
 #include "policy_flags.hpp"
 #include "serve_loop.hpp"
 #include "tls_flags.hpp"
 #include "warehouse/gateway.hpp"
 #include "warehouse/inventory.hpp"
 #include "warehouse/inventory_grpc.hpp"
+#include "warehouse/operations.hpp"
+#include "warehouse/shipping.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -37,6 +42,10 @@ struct DemoServeOptions {
   int gateway_port = 8080;
   int inventory_port = 8081;
   int inventory_grpc_port = 8082;
+  int shipping_port = 8083;
+  std::string shipping_db;  // empty: a SQLite file in the temporary directory
+  std::int64_t shipping_booking_ms = 200;
+  std::int64_t order_budget_ms = 3000;
   std::string inventory_transport = "http";
   std::string mode = "cutoff";
   std::int64_t valuation_ms = 800;
@@ -90,15 +99,27 @@ int RunDemoServe(const DemoServeOptions& o) {
   if (o.no_valuation_limit) inv.valuation_limit.reset();
   if (o.no_admission) inv.admission.reset();
   else inv.admission->quantile = o.admission_quantile;
+  inv.order_budget = std::chrono::milliseconds(o.order_budget_ms);
   wh::Inventory inventory(inv);
-  std::printf("preparing the warehouse database (%s)...\n", db.c_str());
+  wh::ShippingOptions ship;
+  ship.db_url = o.shipping_db.empty()
+                    ? "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-shipping-demo.db").string()
+                    : o.shipping_db;
+  ship.booking_time = std::chrono::milliseconds(o.shipping_booking_ms);
+  wh::Shipping shipping(ship);
+  // Declared before the servers that serve it, so it outlives them.
+  const ops::Registry operations = wh::warehouse_registry(inventory, &shipping);
+  std::printf("preparing the warehouse database (%s) and the shipping database (%s)...\n", db.c_str(),
+              ship.db_url.c_str());
   std::fflush(stdout);
   try {
-    const Context setup = Context().with_timeout(std::chrono::minutes(5));  // outlives the coroutine
+    const Context setup = Context().with_timeout(std::chrono::minutes(5));  // outlives the coroutines
     auto started = asio::co_spawn(io, inventory.start(setup), asio::use_future);
+    auto shipping_started = asio::co_spawn(io, shipping.start(setup), asio::use_future);
     io.run();
     io.restart();
     started.get();
+    shipping_started.get();
   } catch (const Error& e) {
     // A malformed --db is the command line's fault (2); a database that cannot be reached is not (1).
     return Fail(std::string("cannot prepare the database: ") + e.what(), cli_exit_code(e.code()));
@@ -106,15 +127,38 @@ int RunDemoServe(const DemoServeOptions& o) {
     return Fail(std::string("cannot prepare the database: ") + e.what());
   }
 
+  // The shipping service first: the inventory's order saga books with it.
+  observe::Registry shipping_metrics;
+  http::ServerOptions shipping_server_options = shipping.server_options(&shipping_metrics);
+  shipping_server_options.one_io_thread = true;
+  shipping_server_options.tls = o.tls.server();
+  ServeLoop loop(io, "demo serve", o.address);
+  const std::unique_ptr<http::Server> shipping_served = loop.make_server(shipping_server_options);
+  if (!shipping_served) return loop.exit_code();
+  http::Server& shipping_server = *shipping_served;
+  shipping.mount(shipping_server);
+  const std::optional<std::uint16_t> shipping_port = loop.listen(shipping_server, o.shipping_port);
+  if (!shipping_port) return loop.exit_code();
+  const std::string scheme = shipping_server.serves_tls() ? "https://" : "http://";
+  inventory.use_shipping(io.get_executor(), scheme + o.address + ":" + std::to_string(*shipping_port),
+                         o.tls.client());
+
   http::ServerOptions inventory_server_options = inventory.server_options(&inventory_metrics);
   inventory_server_options.one_io_thread = true;
   inventory_server_options.limits.max_connections = o.inventory_max_connections;
   inventory_server_options.tls = o.tls.server();
-  ServeLoop loop(io, "demo serve", o.address);
   const std::unique_ptr<http::Server> inventory_served = loop.make_server(inventory_server_options);
   if (!inventory_served) return loop.exit_code();
   http::Server& inventory_server = *inventory_served;
   inventory.mount(inventory_server, &inventory_metrics);
+  // The warehouse's operations on the inventory's port too: /ops/{name}, /catalog.json,
+  // /openapi.json, and /mcp for agents.
+  ops::MountOptions ops_mount;
+  ops_mount.title = "cutoff warehouse";
+  ops::mount_operations(inventory_server, operations, ops_mount);
+  ops::McpMountOptions mcp_mount;
+  mcp_mount.server.name = "cutoff-warehouse";
+  ops::mount_mcp(inventory_server, operations, mcp_mount);
   const std::optional<std::uint16_t> inventory_port = loop.listen(inventory_server, o.inventory_port);
   if (!inventory_port) return loop.exit_code();
 
@@ -146,7 +190,6 @@ int RunDemoServe(const DemoServeOptions& o) {
   gw.inventory_transport = *wh::parse_inventory_transport(o.inventory_transport);  // CLI11 checked it
   gw.inventory_grpc_target = o.address + ":" + std::to_string(inventory_grpc_port);
   if (o.tls.server()) gw.inventory_grpc_tls = grpc::TlsClientOptions{.ca_file = o.tls.client().ca_file};
-  const std::string scheme = inventory_server.serves_tls() ? "https://" : "http://";
   gw.inventory_url = scheme + o.address + ":" + std::to_string(*inventory_port);
   gw.inventory_tls = o.tls.client();
   gw.mode = *mode;
@@ -181,6 +224,7 @@ int RunDemoServe(const DemoServeOptions& o) {
     std::fflush(stdout);
     gateway_server.shutdown(std::chrono::milliseconds(o.grace_ms));
     inventory_server.shutdown(std::chrono::milliseconds(o.grace_ms));
+    shipping_server.shutdown(std::chrono::milliseconds(o.grace_ms));
     inventory_grpc->shutdown(std::chrono::milliseconds(o.grace_ms));
     grpc_closer = std::thread([&] {
       inventory_grpc.reset();
@@ -191,11 +235,14 @@ int RunDemoServe(const DemoServeOptions& o) {
               static_cast<long long>(o.valuation_ms), static_cast<long long>(inventory.valuation_steps()));
   std::printf("gateway   %s%s:%u/graphql  (GraphiQL at /graphiql, metrics at /metrics)\n", scheme.c_str(),
               o.address.c_str(), *gateway_port);
-  std::printf("inventory %s%s:%u/warehouses  (metrics at /metrics)\n", scheme.c_str(), o.address.c_str(),
-              *inventory_port);
+  std::printf("inventory %s%s:%u/warehouses  (metrics at /metrics; operations at /ops/{name}, /openapi.json, /mcp)\n",
+              scheme.c_str(), o.address.c_str(), *inventory_port);
   std::printf("inventory grpc%s://%s:%u  (%s; the gateway calls the inventory over %s)\n",
               o.tls.server() ? "s" : "", o.address.c_str(), static_cast<unsigned>(inventory_grpc_port),
               std::string(wh::kInventoryGrpcService).c_str(), o.inventory_transport.c_str());
+  std::printf("shipping  %s%s:%u/shipments  (orders: POST %s%s:%u/orders with an Idempotency-Key)\n",
+              scheme.c_str(), o.address.c_str(), static_cast<unsigned>(*shipping_port), scheme.c_str(),
+              o.address.c_str(), static_cast<unsigned>(*inventory_port));
   return loop.run(*gateway_port);
 }
 
@@ -204,8 +251,9 @@ int RunDemoServe(const DemoServeOptions& o) {
 void AddDemoServeCommand(CLI::App& demo) {
   CLI::App* serve = demo.add_subcommand(
       "serve",
-      "Run the reference warehouse services in one process: the GraphQL gateway (/graphql, /graphiql)\n"
-      "and the inventory service that owns the database. Stops cleanly on Ctrl-C.");
+      "Run the reference warehouse services in one process: the GraphQL gateway (/graphql, /graphiql),\n"
+      "the inventory service that owns the database, and the shipping service its order saga books\n"
+      "with (POST /orders). Stops cleanly on Ctrl-C.");
   static DemoServeOptions opts;
   serve->add_option("--db", opts.db,
                     "Database URL: sqlite:PATH or postgresql://... (default: a SQLite file in $TMPDIR)");
@@ -219,6 +267,18 @@ void AddDemoServeCommand(CLI::App& demo) {
   serve->add_option("--inventory-grpc-port", opts.inventory_grpc_port,
                     "The inventory's gRPC service, cutoff.warehouse.v1.Inventory (0: any free port)")
       ->check(Number(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--shipping-port", opts.shipping_port, "Shipping service port (0: any free port)")
+      ->check(Number(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--shipping-db", opts.shipping_db,
+                    "The shipping service's database URL (default: a SQLite file in $TMPDIR)");
+  serve->add_option("--shipping-booking-ms", opts.shipping_booking_ms,
+                    "How long booking a shipment takes (inside its transaction)")
+      ->check(Number(std::int64_t{0}, std::int64_t{600'000}))
+      ->capture_default_str();
+  serve->add_option("--order-budget-ms", opts.order_budget_ms, "POST /orders' budget (the whole order saga's)")
+      ->check(Number(std::int64_t{1}, std::int64_t{600'000}))
       ->capture_default_str();
   serve->add_option("--inventory-transport", opts.inventory_transport,
                     "How the gateway calls the inventory: http or grpc")

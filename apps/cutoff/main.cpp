@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   cutoff::cli::AddGrpcCommand(app);
   cutoff::cli::AddLabCommand(app);
   cutoff::cli::AddOpsCommand(app);
+  cutoff::cli::AddSagaCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -57,6 +57,7 @@
 #include "cutoff/sql/connect.hpp"
 #include "cutoff/sql/pool.hpp"
 #include "example_operations.hpp"
+#include "warehouse/operations.hpp"
 #include "serve_loop.hpp"
 #include "tls_flags.hpp"
 #include "signal_stop.hpp"
@@ -440,16 +441,32 @@ void AddOpsCommand(CLI::App& app) {
   mcp->add_flag("--quiet", mcp_opts.quiet, "No log line per call on stderr");
   mcp->callback([] { Check(RunMcp(mcp_opts)); });
 
-  CLI::App* catalog = app.add_subcommand("catalog", "Print the example operations' catalog as JSON or OpenAPI 3.1");
+  CLI::App* catalog = app.add_subcommand(
+      "catalog", "Print an operation catalog as JSON or OpenAPI 3.1: the example operations, or the warehouse's");
   static std::string format = "json";
+  static std::string services = "example";
   catalog->add_option("--format", format, "json or openapi")
       ->check(CLI::IsMember({"json", "openapi"}))
       ->capture_default_str();
+  catalog->add_option("--services", services,
+                      "example (the operations of `cutoff ops`) or warehouse (those `cutoff demo serve` runs, with "
+                      "its default budgets)")
+      ->check(CLI::IsMember({"example", "warehouse"}))
+      ->capture_default_str();
   catalog->callback([] {
-    const ops::Registry registry = MakeExampleRegistry();
-    const json::value doc = format == "openapi"
-                                ? ops::openapi_document(registry, {.title = "cutoff example operations"})
+    json::value doc;
+    if (services == "warehouse") {
+      // Listing needs neither service started: the budgets come from their options.
+      warehouse::Inventory inventory{warehouse::InventoryOptions{}};
+      warehouse::Shipping shipping{warehouse::ShippingOptions{}};
+      const ops::Registry registry = warehouse::warehouse_registry(inventory, &shipping);
+      doc = format == "openapi" ? ops::openapi_document(registry, {.title = "cutoff warehouse"})
                                 : ops::catalog_json(registry);
+    } else {
+      const ops::Registry registry = MakeExampleRegistry();
+      doc = format == "openapi" ? ops::openapi_document(registry, {.title = "cutoff example operations"})
+                                : ops::catalog_json(registry);
+    }
     PrintOut(json::serialize(doc));
   });
 }

@@ -74,10 +74,12 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
   co_await create_warehouse_data(*conn, ctx, options_.data);
   conn.reset();
   co_await effects_->install(ctx);
+  // The order saga's journal, so that orders can be taken once a shipping service is known.
+  effects::SagaJournal journal(*pool_, effects_->options().table_prefix);
+  co_await journal.install(ctx);
   if (!options_.shipping_url.empty()) {
     const asio::any_io_executor executor = co_await asio::this_coro::executor;
-    PrepareOrders(executor);
-    co_await sagas_->install(ctx);
+    use_shipping(executor, options_.shipping_url);
   }
   if (options_.valuation_steps <= 0) {
     sql::Pool::Lease c = co_await pool_->acquire(ctx);
@@ -85,8 +87,11 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
   }
 }
 
-void Inventory::PrepareOrders(const asio::any_io_executor& executor) {
+void Inventory::use_shipping(const asio::any_io_executor& executor, std::string shipping_url,
+                             http::TlsClientOptions tls) {
+  options_.shipping_url = std::move(shipping_url);
   http::ClientOptions client;
+  client.tls = std::move(tls);
   client.reply_margin = options_.shipping_reply_margin;
   shipping_client_ = std::make_unique<http::Client>(executor, client);
   sagas_ = std::make_unique<effects::Sagas>(*effects_);

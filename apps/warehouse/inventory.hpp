@@ -167,6 +167,12 @@ class Inventory {
 
   sql::Pool& pool() noexcept { return *pool_; }
   effects::Effects& effects() noexcept { return *effects_; }
+  // Takes orders, booking them with the shipping service at `shipping_url` through a client on
+  // `executor`: what start() does when InventoryOptions::shipping_url is set, for a shipping
+  // service whose address is known only later. Call after start() and before mount().
+  // `tls`: the authorities an https:// shipping service's certificate must come from.
+  void use_shipping(const boost::asio::any_io_executor& executor, std::string shipping_url,
+                    http::TlsClientOptions tls = {});
   // The order saga's engine; null until start() (and without a shipping_url).
   effects::Sagas* sagas() noexcept { return sagas_.get(); }
   std::int64_t valuation_steps() const noexcept { return options_.valuation_steps; }
@@ -183,8 +189,6 @@ class Inventory {
   // cancels its handler when the caller goes (gRPC's) leaves the work running as these
   // baselines do.
   boost::asio::awaitable<std::string> Serve(const Context& request, const Work& work);
-  // The shipping client and the order saga (with a shipping_url).
-  void PrepareOrders(const boost::asio::any_io_executor& executor);
   // A pooled connection for `ctx`'s work: under `timeouts`, with the service's own timeout.
   boost::asio::awaitable<sql::Pool::Lease> Acquire(const Context& ctx);
 

@@ -13,6 +13,7 @@
 #include <boost/json/serialize.hpp>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <thread>
 #include <unistd.h>
 
@@ -21,7 +22,11 @@
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"
+#include "cutoff/ops/catalog.hpp"
+#include "cutoff/ops/invoker.hpp"
+#include "cutoff/ops/mcp/tools.hpp"
 #include "warehouse/inventory.hpp"
+#include "warehouse/operations.hpp"
 #include "warehouse/order_saga.hpp"
 #include "warehouse/shipping.hpp"
 
@@ -280,6 +285,59 @@ TEST_F(OrderSagaTest, RefusesMalformedOrders) {
     statuses.push_back((co_await client.get(ctx, inventory_url_ + "/orders?id=nope")).status);
   });
   EXPECT_EQ(statuses, (std::vector<int>{400, 400, 400, 400, 404}));
+}
+
+// ---- The warehouse's operations in the catalog ----
+
+TEST_F(OrderSagaTest, TheCatalogOpenApiAndMcpListShowTheServicesOwnBudgets) {
+  Start();
+  const ops::Registry registry = warehouse_registry(*inventory_, shipping_.get());
+  const json::value catalog = ops::catalog_json(registry);
+  std::map<std::string, json::value> by_name;
+  for (const json::value& op : catalog.at("operations").as_array())
+    by_name[std::string(op.at("name").as_string())] = op;
+  ASSERT_EQ(by_name.size(), 9u);
+  // The budgets the services' routes bind, read from the same options.
+  EXPECT_EQ(by_name["warehouse.order"].at("deadline_seconds"), inventory_->options().order_budget.count() / 1000);
+  EXPECT_EQ(by_name["warehouse.bin"].at("deadline_seconds"), inventory_->options().own_timeout.count() / 1000);
+  EXPECT_EQ(by_name["shipping.book"].at("deadline_seconds"), shipping_->options().route_budget.count() / 1000);
+
+  const json::value openapi = ops::openapi_document(registry, {.title = "cutoff warehouse"});
+  EXPECT_EQ(openapi.at("paths").at("/ops/warehouse.order").at("post").at("x-deadline-seconds"), 3);
+
+  const json::object tools = ops::mcp::tools_list_result(registry);
+  bool found = false;
+  for (const json::value& tool : tools.at("tools").as_array()) {
+    if (tool.at("name") != "warehouse.order") continue;
+    found = true;
+    const std::string description(tool.at("description").as_string());
+    EXPECT_NE(description.find("Time budget: 3 s."), std::string::npos) << description;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(OrderSagaTest, AnOrderThroughTheInvokerRunsTheSagaUnderTheOperationsBudget) {
+  Start();
+  const ops::Registry registry = warehouse_registry(*inventory_, shipping_.get());
+  ops::Invoker invoker(registry);
+  json::value placed;
+  std::optional<ErrorCode> without_key;
+  OnLoop([&]() -> asio::awaitable<void> {
+    const Context ctx = Context().with_timeout(20s);
+    ops::InvokeOptions keyed;
+    keyed.idempotency_key = "o-7";
+    json::value args = json::parse(order_input(5, 2, "Nantes"));
+    placed = co_await invoker.invoke(ctx, "warehouse.order", args, keyed);
+    try {
+      co_await invoker.invoke(ctx, "warehouse.order", args);
+    } catch (const Error& e) {
+      without_key = e.code();
+    }
+  });
+  EXPECT_EQ(placed.at("state"), "completed");
+  EXPECT_EQ(placed.at("shipment").at("destination"), "Nantes");
+  EXPECT_EQ(without_key, ErrorCode::invalid_argument);
+  EXPECT_EQ(State(5, "o-7"), std::make_pair(std::int64_t{2}, 200));
 }
 
 }  // namespace
