@@ -205,7 +205,7 @@ void AddSagaCommand(CLI::App& app) {
   };
   CLI::App* list = saga->add_subcommand("list", "One line per saga, newest first");
   common(list);
-  list->add_option("--state", opts.state, "Only sagas in this state")
+  list->add_option("--state", opts.state, "Only sagas in this state (default: every state)")
       ->check(CLI::IsMember({"running", "completed", "compensating", "compensated", "step_ambiguous",
                              "compensation_failed"}));
   list->add_flag("--unfinished", opts.unfinished, "Only sagas that are not completed or compensated");
@@ -219,7 +219,7 @@ void AddSagaCommand(CLI::App& app) {
   show->add_flag("--json", opts.json, "As one JSON document");
   show->callback([] { Finish(RunShow(opts)); });
 
-  auto driving = [](CLI::App* sub) {
+  auto driving = [&common](CLI::App* sub) {
     common(sub);
     sub->add_option("id", opts.id, "The saga's id")->required();
     sub->add_option("--shipping-url", opts.shipping_url, "The shipping service the order saga books with")
@@ -247,7 +247,7 @@ void AddSagaCommand(CLI::App& app) {
   resolve->add_option("--happened", opts.happened, "Whether it took effect")
       ->required()
       ->check(CLI::IsMember({"yes", "no"}));
-  resolve->add_option("--result", opts.result, "What it returned, when it happened (JSON)");
+  resolve->add_option("--result", opts.result, "What it returned, when it happened (JSON; default: empty)");
   resolve->callback([] {
     Finish(RunDriving("resolve", opts, [](effects::Sagas& sagas, const Context& ctx) {
       return sagas.resolve(ctx, opts.id, opts.step, opts.happened == "yes", opts.result);

@@ -28,7 +28,7 @@ pass() { echo "ok:   $*"; }
 
 # --- help -------------------------------------------------------------------------------------
 for command in "" "demo" "demo serve" "sql exec" "graphql exec" "graphql serve" "http relay" "lab" "lab report" \
-               "ops call" "ops serve" "catalog"; do
+               "ops call" "ops serve" "catalog" "saga" "saga list" "saga show" "saga resume" "saga resolve"; do
   # shellcheck disable=SC2086
   "$cutoff" $command --help >help 2>&1
   usage=$(grep '^Usage:' help)
@@ -67,7 +67,7 @@ if [[ -n $port ]]; then
   busy "graphql serve" graphql serve --schema schema.graphql --fixture fixture.json --port "$port"
   busy "ops serve" ops serve --port "$port" --db "sqlite:$tmp/ops.db"
   busy "http relay" http relay --port "$port"
-  busy "demo serve" demo serve --inventory-port "$port" --inventory-grpc-port 0 --port 0 --db "sqlite:$tmp/demo.db"
+  busy "demo serve" demo serve --inventory-port "$port" --inventory-grpc-port 0 --shipping-port 0 --port 0 --db "sqlite:$tmp/demo.db" --shipping-db "sqlite:$tmp/shipping.db"
 else
   fail "the port holder did not start: $(cat holder.out)"
 fi

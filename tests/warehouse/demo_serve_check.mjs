@@ -10,6 +10,11 @@
 //   gateway's fan-out limits, never a transport error; a cheap query meanwhile answers quickly.
 // - The stockChanged subscription (graphql-transport-ws) delivers a reservation as it happens.
 // - GraphiQL is served at /graphiql; both services serve /metrics.
+// - Orders run the saga across the inventory and the shipping service: a booked order, a
+//   refused one (reservation released), one whose caller hangs up mid-booking (step_ambiguous,
+//   the reservation kept) that `cutoff saga resume` completes; `cutoff saga list/show` read the
+//   journal; /openapi.json and /mcp on the inventory list the warehouse's operations with their
+//   budgets.
 // - SIGINT stops both cleanly (exit 0).
 // - With --tls-cert/--tls-key/--ca-file both services serve https:// and the gateway calls the
 //   inventory over TLS: the same partial response, the inventory's calls counted.
@@ -18,6 +23,7 @@
 //
 //   node tests/warehouse/demo_serve_check.mjs --cutoff build/bin/cutoff
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,10 +48,12 @@ const dir = mkdtempSync(join(tmpdir(), 'cutoff-demo-serve-'));
 // small valuation waits behind which big one depends on the order the calls reach the pool,
 // and on a busy machine a small one could wait past its cap.
 const svc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-  '--inventory-port', '0', '--inventory-grpc-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500),
-  '--pool-size', '16'],
+  '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500),
+  '--pool-size', '16', '--shipping-booking-ms', ms(1000)],
 { timeoutMs: 180_000 });
 const inventory = /inventory (http:\/\/[^/ ]+)/.exec(svc.stdout())[1];
+const shipping = /shipping +(http:\/\/[^/ ]+)/.exec(svc.stdout())[1];
+const db = `sqlite:${join(dir, 'warehouse.db')}`;
 
 async function graphql(query, variables) {
   const r = await fetch(svc.url + '/graphql', {
@@ -131,6 +139,72 @@ try {
   assert.ok(slowest < 750 * scale, `a cheap query meanwhile answered in ${Math.round(slowest)} ms`);
   console.log(`ok   3,000 aliases: ${answer.body.errors.length} fields ${[...codes].join('/')}; a cheap query meanwhile in ${Math.round(slowest)} ms at worst`);
 
+  // 2d. Orders: a saga across the inventory and the shipping service.
+  const order = (key, body, signal) => fetch(`${inventory}/orders`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body), signal,
+  });
+  const placed = await order('check-order-1', { binId: 11, qty: 2, destination: 'Lyon' });
+  assert.equal(placed.status, 200, await placed.clone().text());
+  assert.equal((await placed.json()).state, 'completed');
+  const refused = await order('check-order-2', { binId: 12, qty: 30, destination: 'Lyon' });
+  assert.equal(refused.status, 400);
+  assert.match(await refused.text(), /a shipment holds at most 20 items/);
+  assert.equal((await (await fetch(`${inventory}/bin?id=12`)).json()).reserved, 0, 'the refused order released its stock');
+  // The caller hangs up while the shipment is being booked.
+  const abort = new AbortController();
+  const hungUp = order('check-order-3', { binId: 13, qty: 1, destination: 'Lyon' }, abort.signal).catch(() => null);
+  await new Promise((r) => setTimeout(r, 300 * scale));
+  abort.abort();
+  await hungUp;
+  let journal;
+  for (let i = 0; i < 100; i++) {
+    journal = await (await fetch(`${inventory}/orders?id=check-order-3`)).json();
+    if (journal.state !== 'running') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(journal.state, 'step_ambiguous', JSON.stringify(journal));
+  assert.equal(journal.failed_step, 'ship');
+  assert.equal((await (await fetch(`${inventory}/bin?id=13`)).json()).reserved, 1, 'the reservation is kept, not released on a guess');
+  const cli = (args) => spawnSync(values.cutoff, ['saga', ...args, '--db', db], { encoding: 'utf8' });
+  const listed = cli(['list', '--unfinished']);
+  assert.equal(listed.status, 0, listed.stderr);
+  assert.match(listed.stdout, /check-order-3 +warehouse\.order +step_ambiguous +step 1\/2 +at ship/);
+  const shown = cli(['show', 'check-order-3']);
+  assert.match(shown.stdout, /next +cutoff saga resume check-order-3/);
+  let resumed;
+  for (let i = 0; i < 20; i++) {  // until shipping has rolled the cut booking back and freed its key
+    resumed = cli(['resume', 'check-order-3', '--shipping-url', shipping]);
+    if (resumed.status === 0) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.equal(resumed.status, 0, resumed.stderr);
+  assert.match(resumed.stdout, /check-order-3 \(warehouse\.order\): completed/);
+  const shipped = await fetch(`${shipping}/shipments?order=check-order-3`);
+  assert.equal(shipped.status, 200, 'resume booked the shipment');
+  const missing = cli(['show', 'no-such-order']);
+  assert.equal(missing.status, 1);
+  console.log('ok   orders: booked, refused (released), hung up mid-booking (step_ambiguous, kept), resumed from the CLI');
+
+  // 2e. The warehouse's operations on the inventory: OpenAPI and MCP with their budgets.
+  const openapi = await (await fetch(`${inventory}/openapi.json`)).json();
+  assert.equal(openapi.paths['/ops/warehouse.order'].post['x-deadline-seconds'], 3);
+  const mcp = await fetch(`${inventory}/mcp`, {
+    method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'check', version: '1' } } }),
+  });
+  const session = mcp.headers.get('mcp-session-id');
+  assert.ok(session, 'an MCP session');
+  const tools = await (await fetch(`${inventory}/mcp`, {
+    method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+      'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+  })).json();
+  const orderTool = tools.result.tools.find((t) => t.name === 'warehouse.order');
+  assert.match(orderTool.description, /Time budget: 3 s\./);
+  console.log(`ok   /openapi.json and /mcp list the warehouse's ${tools.result.tools.length} operations with their budgets`);
+
   // 3. GraphiQL and the metrics of both services.
   const page = await fetch(svc.url + '/graphiql');
   assert.equal(page.status, 200);
@@ -171,7 +245,7 @@ if (exit.code !== 0) {
 const tls = throwawayCa();
 try {
   const secure = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-    '--inventory-port', '0', '--inventory-grpc-port', '0', '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150),
+    '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150),
     '--operation-budget-ms', ms(1500), '--pool-size', '16',
     '--tls-cert', tls.cert, '--tls-key', tls.key, '--ca-file', tls.ca], { timeoutMs: 180_000 });
   try {
@@ -205,7 +279,7 @@ try {
 // answer, the same idempotent reservation, the calls counted by the inventory's gRPC server.
 try {
   const viaGrpc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-    '--inventory-port', '0', '--inventory-grpc-port', '0', '--inventory-transport', 'grpc',
+    '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--inventory-transport', 'grpc',
     '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500), '--pool-size', '16'],
   { timeoutMs: 180_000 });
   try {
