@@ -29,6 +29,7 @@
 #include "warehouse/inventory_grpc.hpp"
 #include "warehouse/operations.hpp"
 #include "warehouse/shipping.hpp"
+#include "warehouse/shipping_grpc.hpp"
 
 namespace cutoff::cli {
 namespace {
@@ -43,6 +44,8 @@ struct DemoServeOptions {
   int inventory_port = 8081;
   int inventory_grpc_port = 8082;
   int shipping_port = 8083;
+  int shipping_grpc_port = 8084;
+  std::string shipping_transport = "http";
   std::string shipping_db;  // empty: a SQLite file in the temporary directory
   std::int64_t shipping_booking_ms = 200;
   std::int64_t order_budget_ms = 3000;
@@ -140,8 +143,30 @@ int RunDemoServe(const DemoServeOptions& o) {
   const std::optional<std::uint16_t> shipping_port = loop.listen(shipping_server, o.shipping_port);
   if (!shipping_port) return loop.exit_code();
   const std::string scheme = shipping_server.serves_tls() ? "https://" : "http://";
-  inventory.use_shipping(io.get_executor(), scheme + o.address + ":" + std::to_string(*shipping_port),
-                         o.tls.client());
+  // Shipping over gRPC too (shipping.proto), with the same TLS; --shipping-transport picks
+  // which one the order saga books through. The guard keeps the loop up while the gRPC
+  // servers, destroyed on another thread at shutdown, wait for their calls.
+  auto keep_running = asio::make_work_guard(io);
+  grpc::ServerOptions shipping_grpc_options = wh::shipping_grpc_options(shipping, &shipping_metrics);
+  if (const auto tls = o.tls.server())
+    shipping_grpc_options.tls = grpc::TlsServerOptions{tls->certificate_chain_file, tls->private_key_file};
+  auto shipping_grpc = std::make_unique<grpc::Server>(io.get_executor(), shipping_grpc_options);
+  wh::mount_shipping_grpc(shipping, *shipping_grpc);
+  std::uint16_t shipping_grpc_port = 0;
+  try {
+    shipping_grpc_port = shipping_grpc->listen(o.address, static_cast<std::uint16_t>(o.shipping_grpc_port));
+  } catch (const std::exception& e) {
+    return Fail("the shipping service's gRPC service cannot listen on " + o.address + ":" +
+                std::to_string(o.shipping_grpc_port) + ": " + e.what());
+  }
+  if (o.shipping_transport == "grpc") {
+    std::optional<grpc::TlsClientOptions> grpc_tls;
+    if (o.tls.server()) grpc_tls = grpc::TlsClientOptions{.ca_file = o.tls.client().ca_file};
+    inventory.use_shipping_grpc(io.get_executor(), o.address + ":" + std::to_string(shipping_grpc_port), grpc_tls);
+  } else {
+    inventory.use_shipping(io.get_executor(), scheme + o.address + ":" + std::to_string(*shipping_port),
+                           o.tls.client());
+  }
 
   http::ServerOptions inventory_server_options = inventory.server_options(&inventory_metrics);
   inventory_server_options.one_io_thread = true;
@@ -165,7 +190,6 @@ int RunDemoServe(const DemoServeOptions& o) {
   // The inventory over gRPC too (inventory.proto), with the same TLS. The gRPC server keeps no
   // work on the io_context of its own: the guard keeps it running while the server, destroyed on
   // another thread at shutdown, waits for its calls.
-  auto keep_running = asio::make_work_guard(io);
   grpc::ServerOptions inventory_grpc_options = wh::inventory_grpc_options(inventory, &inventory_metrics);
   if (const auto tls = o.tls.server())
     inventory_grpc_options.tls = grpc::TlsServerOptions{tls->certificate_chain_file, tls->private_key_file};
@@ -226,8 +250,10 @@ int RunDemoServe(const DemoServeOptions& o) {
     inventory_server.shutdown(std::chrono::milliseconds(o.grace_ms));
     shipping_server.shutdown(std::chrono::milliseconds(o.grace_ms));
     inventory_grpc->shutdown(std::chrono::milliseconds(o.grace_ms));
+    shipping_grpc->shutdown(std::chrono::milliseconds(o.grace_ms));
     grpc_closer = std::thread([&] {
       inventory_grpc.reset();
+      shipping_grpc.reset();
       asio::post(io, [&] { keep_running.reset(); });
     });
   });
@@ -243,6 +269,9 @@ int RunDemoServe(const DemoServeOptions& o) {
   std::printf("shipping  %s%s:%u/shipments  (orders: POST %s%s:%u/orders with an Idempotency-Key)\n",
               scheme.c_str(), o.address.c_str(), static_cast<unsigned>(*shipping_port), scheme.c_str(),
               o.address.c_str(), static_cast<unsigned>(*inventory_port));
+  std::printf("shipping grpc%s://%s:%u  (cutoff.warehouse.v1.Shipping; orders book over %s)\n",
+              o.tls.server() ? "s" : "", o.address.c_str(), static_cast<unsigned>(shipping_grpc_port),
+              o.shipping_transport.c_str());
   return loop.run(*gateway_port);
 }
 
@@ -270,6 +299,14 @@ void AddDemoServeCommand(CLI::App& demo) {
       ->capture_default_str();
   serve->add_option("--shipping-port", opts.shipping_port, "Shipping service port (0: any free port)")
       ->check(Number(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--shipping-grpc-port", opts.shipping_grpc_port,
+                    "The shipping service's gRPC service, cutoff.warehouse.v1.Shipping (0: any free port)")
+      ->check(Number(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--shipping-transport", opts.shipping_transport,
+                    "How the order saga books with the shipping service: http or grpc")
+      ->check(CLI::IsMember({"http", "grpc"}))
       ->capture_default_str();
   serve->add_option("--shipping-db", opts.shipping_db,
                     "The shipping service's database URL (default: a SQLite file in $TMPDIR)");

@@ -94,11 +94,24 @@ void Inventory::use_shipping(const asio::any_io_executor& executor, std::string 
   client.tls = std::move(tls);
   client.reply_margin = options_.shipping_reply_margin;
   shipping_client_ = std::make_unique<http::Client>(executor, client);
-  sagas_ = std::make_unique<effects::Sagas>(*effects_);
   OrderSagaOptions order;
   order.client = shipping_client_.get();
   order.shipping_url = options_.shipping_url;
   order.budget = options_.order_budget;
+  sagas_ = std::make_unique<effects::Sagas>(*effects_);
+  sagas_->define(order_saga(order));
+}
+
+void Inventory::use_shipping_grpc(const asio::any_io_executor& executor, std::string target,
+                                  std::optional<grpc::TlsClientOptions> tls) {
+  grpc::ClientOptions client;
+  client.tls = std::move(tls);
+  client.name = "shipping";
+  shipping_grpc_ = std::make_unique<grpc::Client>(executor, std::move(target), client);
+  OrderSagaOptions order;
+  order.grpc_client = shipping_grpc_.get();
+  order.budget = options_.order_budget;
+  sagas_ = std::make_unique<effects::Sagas>(*effects_);
   sagas_->define(order_saga(order));
 }
 

@@ -59,6 +59,7 @@
 #include "cutoff/core/context.hpp"
 #include "cutoff/effects/effects.hpp"
 #include "cutoff/effects/saga.hpp"
+#include "cutoff/grpc/client.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
@@ -173,6 +174,9 @@ class Inventory {
   // `tls`: the authorities an https:// shipping service's certificate must come from.
   void use_shipping(const boost::asio::any_io_executor& executor, std::string shipping_url,
                     http::TlsClientOptions tls = {});
+  // The same, booking through the shipping service's gRPC service at `target` ("host:port").
+  void use_shipping_grpc(const boost::asio::any_io_executor& executor, std::string target,
+                         std::optional<grpc::TlsClientOptions> tls = std::nullopt);
   // The order saga's engine; null until start() (and without a shipping_url).
   effects::Sagas* sagas() noexcept { return sagas_.get(); }
   std::int64_t valuation_steps() const noexcept { return options_.valuation_steps; }
@@ -215,6 +219,7 @@ class Inventory {
   std::unique_ptr<resilience::AdaptiveLimit> valuation_limit_;
   std::unique_ptr<effects::Effects> effects_;
   std::unique_ptr<http::Client> shipping_client_;
+  std::unique_ptr<grpc::Client> shipping_grpc_;
   std::unique_ptr<effects::Sagas> sagas_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/http/error_document.hpp"
+#include "warehouse/shipping_grpc.hpp"
 
 namespace cutoff::warehouse {
 
@@ -65,7 +66,7 @@ std::string order_input(std::int64_t bin_id, std::int64_t qty, const std::string
 }
 
 effects::SagaDefinition order_saga(OrderSagaOptions options) {
-  if (!options.client) throw std::invalid_argument("order_saga needs an HTTP client");
+  if (!options.client && !options.grpc_client) throw std::invalid_argument("order_saga needs an HTTP or gRPC client");
   effects::SagaDefinition def;
   def.name = kOrderSaga;
   def.budget = options.budget;
@@ -81,9 +82,16 @@ effects::SagaDefinition order_saga(OrderSagaOptions options) {
   def.steps.push_back(effects::SagaStep::local_step("reserve", reserve, release));
 
   http::Client* client = options.client;
+  grpc::Client* grpc_client = options.grpc_client;
   const std::string url = options.shipping_url + "/shipments";
-  auto ship = [client, url](const Context& ctx, const effects::SagaCall& call) -> asio::awaitable<std::string> {
+  auto ship = [client, grpc_client, url](const Context& ctx,
+                                         const effects::SagaCall& call) -> asio::awaitable<std::string> {
     const Order order = ReadOrder(call.input);
+    if (grpc_client) {
+      Shipment shipment{call.saga_id, order.bin_id, order.qty, order.destination};
+      std::string key = call.idempotency_key;
+      co_return co_await book_over_grpc(*grpc_client, ctx, std::move(key), std::move(shipment));
+    }
     json::object body;
     body["orderId"] = call.saga_id;
     body["binId"] = order.bin_id;

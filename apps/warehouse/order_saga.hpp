@@ -10,7 +10,8 @@
 // Steps:
 //   reserve  local: bin.reserved += qty where that many are available (a stock.changed message
 //            in the same transaction); undone by releasing them again.
-//   ship     remote: POST <shipping_url>/shipments with Idempotency-Key "<order id>/ship", so a
+//   ship     remote: POST <shipping_url>/shipments with Idempotency-Key "<order id>/ship" (or
+//            Shipping/Book over gRPC with that key in the request), so a
 //            resumed saga repeats it safely. The shipping service's refusal (400) is a safe
 //            failure and the reservation is released; a call left unanswered is ambiguous, and
 //            the reservation stays until `cutoff saga resume` settles it.
@@ -22,6 +23,7 @@
 #include <string>
 
 #include "cutoff/effects/saga.hpp"
+#include "cutoff/grpc/client.hpp"
 #include "cutoff/http/client.hpp"
 
 namespace cutoff::warehouse {
@@ -29,8 +31,12 @@ namespace cutoff::warehouse {
 inline constexpr const char* kOrderSaga = "warehouse.order";
 
 struct OrderSagaOptions {
-  http::Client* client = nullptr;  // must outlive the saga's runs
+  // How the ship step reaches the shipping service: its HTTP route at `shipping_url` through
+  // `client`, or its gRPC service (shipping.proto) through `grpc_client` when that is set.
+  // Either must outlive the saga's runs.
+  http::Client* client = nullptr;
   std::string shipping_url;        // "http://host:port"
+  grpc::Client* grpc_client = nullptr;
   std::chrono::milliseconds budget{3'000};
 };
 

@@ -17,6 +17,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cutoff/grpc/server.hpp"
 #include "cutoff/http/client.hpp"
 #include "cutoff/http/server.hpp"
 #include "tests/support/run_sync.hpp"
@@ -29,6 +30,7 @@
 #include "warehouse/operations.hpp"
 #include "warehouse/order_saga.hpp"
 #include "warehouse/shipping.hpp"
+#include "warehouse/shipping_grpc.hpp"
 
 namespace cutoff::warehouse {
 namespace {
@@ -49,7 +51,9 @@ class OrderSagaTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
 
-  void Start(std::chrono::milliseconds booking_time = 0ms, std::chrono::milliseconds reply_margin = 20ms) {
+  // `over_grpc`: the saga books through the shipping service's gRPC service.
+  void Start(std::chrono::milliseconds booking_time = 0ms, std::chrono::milliseconds reply_margin = 20ms,
+             bool over_grpc = false) {
     ShippingOptions ship;
     ship.db_url = "sqlite:" + (dir_ / "shipping.db").string();
     ship.booking_time = booking_time;
@@ -65,13 +69,18 @@ class OrderSagaTest : public ::testing::Test {
     shipping_server_ = std::make_unique<http::Server>(io_.get_executor(), sso);
     shipping_->mount(*shipping_server_);
     shipping_url_ = "http://127.0.0.1:" + std::to_string(shipping_server_->listen("127.0.0.1", 0));
+    if (over_grpc) {
+      shipping_grpc_ = std::make_unique<grpc::Server>(io_.get_executor(), shipping_grpc_options(*shipping_, nullptr));
+      mount_shipping_grpc(*shipping_, *shipping_grpc_);
+      shipping_grpc_target_ = "127.0.0.1:" + std::to_string(shipping_grpc_->listen("127.0.0.1", 0));
+    }
 
     InventoryOptions inv;
     inv.db_url = "sqlite:" + (dir_ / "warehouse.db").string();
     inv.data.bins_per_warehouse = 5;
     inv.data.movements_per_bin = 1;
     inv.valuation_steps = 1;
-    inv.shipping_url = shipping_url_;
+    if (!over_grpc) inv.shipping_url = shipping_url_;
     inv.shipping_reply_margin = reply_margin;
     inventory_ = std::make_unique<Inventory>(inv);
     std::promise<void> started;
@@ -82,6 +91,7 @@ class OrderSagaTest : public ::testing::Test {
     done.get();
     std::promise<void> mounted;
     asio::post(io_, [&] {
+      if (over_grpc) inventory_->use_shipping_grpc(io_.get_executor(), shipping_grpc_target_);
       http::ServerOptions iso = inventory_->server_options(nullptr);
       iso.one_io_thread = true;
       inventory_server_ = std::make_unique<http::Server>(io_.get_executor(), iso);
@@ -98,8 +108,12 @@ class OrderSagaTest : public ::testing::Test {
         if (inventory_server_) inventory_server_->shutdown(0ms);
         shipping_server_->shutdown(0ms);
         inventory_->stop_all();
-        guard_.reset();
       });
+      if (shipping_grpc_) {
+        shipping_grpc_->shutdown(0ms);  // thread-safe
+        shipping_grpc_.reset();         // waits for its calls, which need the loop
+      }
+      asio::post(io_, [this] { guard_.reset(); });
       std::this_thread::sleep_for(200ms);
       io_.stop();
       thread_.join();
@@ -159,7 +173,8 @@ class OrderSagaTest : public ::testing::Test {
   std::unique_ptr<Shipping> shipping_;
   std::unique_ptr<Inventory> inventory_;
   std::unique_ptr<http::Server> shipping_server_, inventory_server_;
-  std::string shipping_url_, inventory_url_;
+  std::unique_ptr<grpc::Server> shipping_grpc_;
+  std::string shipping_url_, inventory_url_, shipping_grpc_target_;
   std::thread thread_;
 };
 
@@ -285,6 +300,58 @@ TEST_F(OrderSagaTest, RefusesMalformedOrders) {
     statuses.push_back((co_await client.get(ctx, inventory_url_ + "/orders?id=nope")).status);
   });
   EXPECT_EQ(statuses, (std::vector<int>{400, 400, 400, 400, 404}));
+}
+
+// ---- The same saga with the shipping call over gRPC ----
+
+TEST_F(OrderSagaTest, OverGrpcAnOrderShipsARefusalIsUndoneAndAHangUpIsAmbiguousUntilResumed) {
+  Start(/*booking_time=*/Scaled(1000ms), /*reply_margin=*/20ms, /*over_grpc=*/true);
+  http::Response placed, refused;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    placed = co_await client.request(Context().with_timeout(10s), Order(inventory_url_, "g-1", 1, 2));
+    refused = co_await client.request(Context().with_timeout(10s), Order(inventory_url_, "g-2", 2, 30));
+  });
+  ASSERT_EQ(placed.status, 200) << placed.body;
+  EXPECT_EQ(json::parse(placed.body).at("shipment").at("orderId"), "g-1");
+  EXPECT_EQ(State(1, "g-1"), std::make_pair(std::int64_t{2}, 200));
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_NE(refused.body.find("a shipment holds at most 20 items"), std::string::npos) << refused.body;
+  EXPECT_EQ(State(2, "g-2"), std::make_pair(std::int64_t{0}, 404));
+
+  // The caller hangs up mid-booking: the gRPC call is cancelled (RST_STREAM) unanswered.
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    auto [ctx, source] = Context().with_cancel(Deadline::after(20s));
+    std::thread leave([&source] {
+      std::this_thread::sleep_for(Scaled(300ms));
+      source.request_stop(StopReason::cancelled);
+    });
+    try {
+      co_await client.request(ctx, Order(inventory_url_, "g-3", 3, 1));
+    } catch (const Error&) {
+    }
+    leave.join();
+  });
+  effects::SagaRecord j;
+  for (int i = 0; i < 500; ++i) {
+    j = Journal("g-3");
+    if (j.state != effects::SagaState::running) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(j.state, effects::SagaState::step_ambiguous);
+  EXPECT_EQ(State(3, "g-3").first, 1);
+  effects::SagaOutcome out;
+  for (int i = 0; i < 50; ++i) {
+    OnLoop([&]() -> asio::awaitable<void> {
+      const Context ctx = Context().with_timeout(20s);
+      out = co_await inventory_->sagas()->resume(ctx, "g-3");
+    });
+    if (out.state != effects::SagaState::step_ambiguous) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(out.state, effects::SagaState::completed) << (out.error ? out.error->what() : "");
+  EXPECT_EQ(State(3, "g-3"), std::make_pair(std::int64_t{1}, 200));
 }
 
 // ---- The warehouse's operations in the catalog ----

@@ -118,6 +118,9 @@ struct Sagas::Run {
   Context base;           // the caller's context (values, timers) for detached work
   std::vector<std::string> results;  // per step: what it returned (when done)
   std::vector<bool> done;            // per step: happened and not undone
+  // per step: an earlier attempt may have happened (resume found its row `sent` or
+  // `ambiguous`); whatever this attempt meets short of a refusal leaves it ambiguous
+  std::vector<bool> in_doubt;
   int next_step = 0;
   SagaState state = SagaState::running;
   std::string failed_step;
@@ -135,16 +138,49 @@ class StepFailed : public std::exception {
   bool ambiguous;
 };
 
-Error AsError(const std::exception_ptr& failure, const std::string& rid) {
-  if (const Error* e = find_error(failure)) return *e;
-  try {
-    std::rethrow_exception(failure);
-  } catch (const std::exception& e) {
-    return Error(ErrorCode::internal, e.what(), rid);
-  } catch (...) {
-  }
-  return Error(ErrorCode::internal, "unknown failure", rid);
+// What `failure` means; Asio's abort of a coroutine whose context stopped reads as that stop.
+Error AsError(const std::exception_ptr& failure, const std::string& rid, const Context* ctx = nullptr) {
+  return to_error(failure, ctx && ctx->stop_requested() ? ctx->stop_reason() : StopReason::none, rid);
 }
+
+// Error texts are kept in the journal and shown by `cutoff saga show`: a remote service's
+// message is cut rather than stored whole.
+constexpr std::size_t kMaxJournalMessageBytes = 1024;
+std::string JournalMessage(const Error& e) {
+  std::string m = e.message();
+  if (m.size() > kMaxJournalMessageBytes) {
+    m.resize(kMaxJournalMessageBytes);
+    m += "...";
+  }
+  return m;
+}
+
+using Statement = internal::SagaStatement;
+
+// In one transaction: `own`, an UPDATE of the saga row that checks its owner and returns a
+// row, then `rest`. False, with nothing written, when `own` matched nothing: the saga is no
+// longer this process's (or no longer where this process left it).
+asio::awaitable<bool> OwnedWrite(sql::Pool& pool, const Context& ctx, const Statement& own,
+                                 const std::vector<Statement>& rest) {
+  sql::Pool::Lease conn = co_await pool.acquire(ctx);
+  sql::Transaction tx = co_await sql::Transaction::begin(*conn, ctx, sql::AccessMode::read_write);
+  sql::Result r = co_await tx.execute(ctx, own.sql, own.params);
+  if (r.size() != 1) {
+    co_await tx.rollback();
+    co_return false;
+  }
+  for (const Statement& statement : rest) co_await tx.execute(ctx, statement.sql, statement.params);
+  co_await tx.commit(ctx);
+  co_return true;
+}
+
+// Another process took the saga over (resume): this one leaves everything to it.
+class SagaTakenOver : public Error {
+ public:
+  SagaTakenOver(const std::string& id, const std::string& rid)
+      : Error(ErrorCode::idempotency_conflict, "saga " + id + " was taken over by another process", rid) {}
+};
+SagaTakenOver TakenOver(const std::string& id, const std::string& rid) { return SagaTakenOver(id, rid); }
 
 void CheckSagaId(std::string_view id, const std::string& rid) {
   if (id.size() > kMaxSagaIdBytes)
@@ -166,6 +202,19 @@ Context JournalContext(const Context& base, std::chrono::milliseconds timeout) {
 }
 
 }  // namespace
+
+// The saga row's owner check: bumps its version (every write to the row does, so a takeover
+// can tell the row has not changed since it was read); `sets` adds assignments and `where`
+// conditions, with `extra` as their parameters from $4.
+Statement Sagas::OwnerCheck(const Run& run, const std::string& sets, const std::string& where,
+                            std::vector<sql::Value> extra) const {
+  Statement st;
+  st.sql = "update " + journal_.saga_table() + " set version = version + 1, updated_ms = $1" + sets +
+           " where id = $2 and owner_token = $3" + where + " returning id";
+  st.params = {NowMs(), run.id, run.token};
+  for (sql::Value& v : extra) st.params.push_back(std::move(v));
+  return st;
+}
 
 Sagas::Sagas(Effects& effects, SagaOptions options)
     : effects_(effects),
@@ -228,7 +277,12 @@ SagaCall Sagas::CallFor(const Run& run, int index) const {
   return call;
 }
 
-asio::awaitable<SagaOutcome> Sagas::run(const Context& ctx, const std::string& name, std::string input,
+asio::awaitable<SagaOutcome> Sagas::run(const Context& ctx, std::string name, std::string input) {
+  std::string random_id;  // named: no temporaries in a co_await expression (g++ 12)
+  co_return co_await run(ctx, std::move(name), std::move(input), std::move(random_id));
+}
+
+asio::awaitable<SagaOutcome> Sagas::run(const Context& ctx, std::string name, std::string input,
                                         std::string saga_id) {
   const std::string& rid = ctx.request_id();
   const SagaDefinition& def = Find(name, rid);
@@ -251,6 +305,7 @@ asio::awaitable<SagaOutcome> Sagas::run(const Context& ctx, const std::string& n
   run.base = ctx;
   run.results.assign(def.steps.size(), std::string());
   run.done.assign(def.steps.size(), false);
+  run.in_doubt.assign(def.steps.size(), false);
 
   // The owner's lease: the saga's budget, then a compensation budget per step and the
   // journal's, with a margin for clocks. Nothing this process does for the saga outlives it.
@@ -259,18 +314,22 @@ asio::awaitable<SagaOutcome> Sagas::run(const Context& ctx, const std::string& n
   const std::int64_t lease = now + remaining.count() +
                              static_cast<std::int64_t>(def.steps.size()) * options_.compensation_timeout.count() +
                              2 * options_.journal_timeout.count() + options_.lease_margin.count();
+  bool inserted = false;
   {
     sql::Pool::Lease conn = co_await effects_.pool().acquire(saga_ctx);
     std::vector<Value> p{saga_id, name, run.input, static_cast<std::int64_t>(def.steps.size()), rid, run.token,
                          lease, now};
-    sql::Result inserted = co_await conn->execute(
+    sql::Result r = co_await conn->execute(
         saga_ctx,
         "insert into " + journal_.saga_table() +
             " (id, name, state, input, step_count, next_step, request_id, owner_token, owner_until_ms, created_ms,"
-            " updated_ms) values ($1, $2, 'running', $3, $4, 0, $5, $6, $7, $8, $8)"
+            " updated_ms, version) values ($1, $2, 'running', $3, $4, 0, $5, $6, $7, $8, $8, 0)"
             " on conflict (id) do nothing returning id",
         p);
-    if (inserted.size() == 0) {
+    inserted = r.size() == 1;
+  }  // the connection goes back before find() takes one: a small pool must not wait on itself
+  {
+    if (!inserted) {
       std::optional<SagaRecord> first = co_await journal_.find(saga_ctx, saga_id);
       if (!first) throw Error(ErrorCode::idempotency_conflict, "saga " + saga_id + " is changing hands", rid);
       if (first->name != name || first->input != run.input)
@@ -341,7 +400,8 @@ asio::awaitable<void> Sagas::Forward(Run& run, const Context& saga_ctx) {
     const SagaStep& step = run.def->steps[i];
     co_await SagaFault(step.name, internal::SagaPoint::before_step, saga_ctx);
     if (saga_ctx.stop_requested()) {  // a stopped saga starts no further step
-      run.state = SagaState::compensating;
+      // ... and undoes nothing around one an earlier attempt may have applied.
+      run.state = run.in_doubt[i] ? SagaState::step_ambiguous : SagaState::compensating;
       run.failed_step = step.name;
       run.error = Error::stopped(saga_ctx.stop_reason(), run.request_id);
       co_return;
@@ -371,15 +431,17 @@ asio::awaitable<void> Sagas::RunLocal(Run& run, const Context& step_ctx, int ind
   // The step's effect, its journal row and the saga's progress commit together; the owner
   // token check keeps a process that lost the saga from committing a step of it.
   EffectBody body = [&](Effect& fx) -> asio::awaitable<std::string> {
-    std::vector<Value> own{static_cast<std::int64_t>(index + 1), NowMs(), run.id, run.token};
-    sql::Result owned = co_await fx.execute("update " + journal_.saga_table() +
-                                                " set next_step = $1, updated_ms = $2 where id = $3"
-                                                " and owner_token = $4 returning id",
-                                            own);
-    if (owned.size() != 1)
-      throw Error(ErrorCode::idempotency_conflict, "saga " + run.id + " was taken over by another process",
-                  run.request_id);
+    // Only from where this owner left the saga: a step is committed at most once.
+    const Statement own = OwnerCheck(run, ", next_step = $4", " and next_step = $5",
+                                     {static_cast<std::int64_t>(index + 1), static_cast<std::int64_t>(index)});
+    sql::Result owned = co_await fx.execute(own.sql, own.params);
+    if (owned.size() != 1) throw TakenOver(run.id, run.request_id);
     std::string result = co_await step.local(fx, call);
+    if (result.size() > options_.max_result_bytes)
+      throw Error(ErrorCode::invalid_argument,
+                  "step '" + step.name + "' returned " + std::to_string(result.size()) + " bytes; a step's result is at most " +
+                      std::to_string(options_.max_result_bytes),
+                  run.request_id);
     std::vector<Value> row{run.id, static_cast<std::int64_t>(index), step.name, result, NowMs()};
     co_await fx.execute("insert into " + journal_.step_table() +
                             " (saga_id, step_index, name, state, result, attempts, updated_ms)"
@@ -394,7 +456,8 @@ asio::awaitable<void> Sagas::RunLocal(Run& run, const Context& step_ctx, int ind
   request.operation = run.def->name + "." + step.name;
   std::exception_ptr failure;
   try {
-    EffectOutcome out = co_await effects_.run(step_ctx.with_commit_ledger(nullptr), request, body);
+    const Context region_ctx = step_ctx.with_commit_ledger(nullptr);  // named: it outlives the region
+    EffectOutcome out = co_await effects_.run(region_ctx, request, body);
     run.results[index] = std::move(out.result);
     run.done[index] = true;
     run.next_step = index + 1;
@@ -402,7 +465,11 @@ asio::awaitable<void> Sagas::RunLocal(Run& run, const Context& step_ctx, int ind
     failure = std::current_exception();
   }
   if (failure) {
-    Error e = AsError(failure, run.request_id);
+    if (find_exception<SagaTakenOver>(failure)) {
+      run.journal_lost = true;  // another process owns the saga now: leave everything to it
+      std::rethrow_exception(failure);
+    }
+    Error e = AsError(failure, run.request_id, &step_ctx);
     // The region rolled back unless it reports commit_ambiguous; its journal row went with it.
     throw StepFailed(std::move(e), e.code() == ErrorCode::commit_ambiguous);
   }
@@ -412,33 +479,41 @@ asio::awaitable<void> Sagas::RunRemote(Run& run, const Context& step_ctx, int in
   const SagaStep& step = run.def->steps[index];
   SagaCall call = CallFor(run, index);
   sql::Pool& pool = effects_.pool();
-  {
-    // Journalled before the call leaves: a crash from here on leaves a `sent` row.
-    sql::Pool::Lease conn = co_await pool.acquire(step_ctx);
-    std::vector<Value> own{NowMs(), run.id, run.token};
-    sql::Result owned = co_await conn->execute(step_ctx,
-                                               "update " + journal_.saga_table() +
-                                                   " set updated_ms = $1 where id = $2 and owner_token = $3"
-                                                   " returning id",
-                                               own);
-    if (owned.size() != 1)
-      throw StepFailed(Error(ErrorCode::idempotency_conflict, "saga " + run.id + " was taken over by another process",
-                             run.request_id),
-                       false);
-    std::vector<Value> row{run.id, static_cast<std::int64_t>(index), step.name, NowMs()};
-    co_await conn->execute(step_ctx,
-                           "insert into " + journal_.step_table() +
-                               " (saga_id, step_index, name, state, attempts, updated_ms)"
-                               " values ($1, $2, $3, 'sent', 1, $4) on conflict (saga_id, step_index) do update"
-                               " set state = 'sent', error_code = null, error_message = null, attempts = " +
-                               journal_.step_table() + ".attempts + 1, updated_ms = excluded.updated_ms",
-                           row);
+  const bool in_doubt = run.in_doubt[index];
+  std::exception_ptr not_sent;
+  bool owned = true;
+  try {
+    // Journalled before the call leaves, with the owner's claim: a crash from here on leaves
+    // a `sent` row.
+    const Statement own = OwnerCheck(run, "", " and next_step = $4", {static_cast<std::int64_t>(index)});
+    std::vector<Statement> rest(1);
+    rest[0].sql = "insert into " + journal_.step_table() +
+                  " (saga_id, step_index, name, state, attempts, updated_ms)"
+                  " values ($1, $2, $3, 'sent', 1, $4) on conflict (saga_id, step_index) do update"
+                  " set state = 'sent', error_code = null, error_message = null, attempts = " +
+                  journal_.step_table() + ".attempts + 1, updated_ms = excluded.updated_ms";
+    rest[0].params = {run.id, static_cast<std::int64_t>(index), step.name, NowMs()};
+    owned = co_await OwnedWrite(pool, step_ctx, own, rest);
+  } catch (...) {
+    not_sent = std::current_exception();
+  }
+  if (!owned) {
+    run.journal_lost = true;
+    throw TakenOver(run.id, run.request_id);
+  }
+  if (not_sent) {
+    // Stopped (or the journal failed) before the call left: nothing of this attempt happened.
+    // A step an earlier attempt may have applied stays ambiguous, its row as it was.
+    Error e = AsError(not_sent, run.request_id, &step_ctx);
+    if (step_ctx.stop_requested() && !is_stop(e.code())) e = Error::stopped(step_ctx.stop_reason(), run.request_id);
+    throw StepFailed(std::move(e), in_doubt);
   }
   auto ledger = std::make_shared<CommitLedger>();
   std::string result;
   std::exception_ptr failure;
   try {
-    result = co_await step.remote(step_ctx.with_commit_ledger(ledger), call);
+    const Context call_ctx = step_ctx.with_commit_ledger(ledger);  // named: it outlives the call
+    result = co_await step.remote(call_ctx, call);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -446,42 +521,43 @@ asio::awaitable<void> Sagas::RunRemote(Run& run, const Context& step_ctx, int in
   co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
   std::optional<StepFailed> failed;
   if (failure) {
-    Error e = AsError(failure, run.request_id);
-    // A stop of the saga during the call reads as the stop, whatever the client threw.
-    if (!is_stop(e.code()) && step_ctx.stop_requested() && e.code() != ErrorCode::commit_ambiguous)
-      e = Error::stopped(step_ctx.stop_reason(), run.request_id);
-    Error reported = report_after_commit_point(e, *ledger, "saga step " + run.def->name + "." + step.name);
+    Error e = AsError(failure, run.request_id, &step_ctx);
     // A keyed step's key conflicting upstream means an earlier call with it may still be
     // running there (or was applied under other terms): undoing the saga now could leave it
     // applied, so it is as unsettled as an unanswered call.
     const bool key_in_doubt = step.options.keyed && e.code() == ErrorCode::idempotency_conflict;
-    failed.emplace(reported, reported.code() == ErrorCode::commit_ambiguous || key_in_doubt);
+    // A stop of the saga during the call reads as the stop, whatever the client threw.
+    if (!is_stop(e.code()) && step_ctx.stop_requested() && e.code() != ErrorCode::commit_ambiguous)
+      e = Error::stopped(step_ctx.stop_reason(), run.request_id);
+    Error reported = report_after_commit_point(e, *ledger, "saga step " + run.def->name + "." + step.name);
+    // Only a refusal on the request's merits rules the step out once the call may have been
+    // applied: an `internal` answer after it left (a 500 from a handler that committed, a reply
+    // that does not parse) says nothing of the effect, nor does any failure of a repeat of a
+    // step an earlier attempt may have applied.
+    const bool unexplained = !is_caller_error(e.code()) && (ledger->may_have_written() || in_doubt);
+    failed.emplace(reported, reported.code() == ErrorCode::commit_ambiguous || key_in_doubt || unexplained);
+  } else if (result.size() > options_.max_result_bytes) {
+    result.clear();  // it happened; what it answered is too big to keep
   }
   std::exception_ptr journal_failure;
+  bool owned_after = true;
   try {
-    sql::Pool::Lease conn = co_await pool.acquire(journal);
-    sql::Transaction tx = co_await sql::Transaction::begin(*conn, journal, sql::AccessMode::read_write);
+    Statement own = failed ? OwnerCheck(run, "", " and next_step = $4", {static_cast<std::int64_t>(index)})
+                           : OwnerCheck(run, ", next_step = $4", " and next_step = $5",
+                                        {static_cast<std::int64_t>(index + 1), static_cast<std::int64_t>(index)});
+    std::vector<Statement> rest(1);
     if (failed) {
-      std::vector<Value> p{failed->ambiguous ? "ambiguous" : "failed", std::string(to_string(failed->error.code())),
-                           failed->error.message(), NowMs(), run.id, static_cast<std::int64_t>(index)};
-      co_await tx.execute(journal,
-                          "update " + journal_.step_table() +
-                              " set state = $1, error_code = $2, error_message = $3, updated_ms = $4"
-                              " where saga_id = $5 and step_index = $6",
-                          p);
+      rest[0].sql = "update " + journal_.step_table() +
+                    " set state = $1, error_code = $2, error_message = $3, updated_ms = $4"
+                    " where saga_id = $5 and step_index = $6";
+      rest[0].params = {failed->ambiguous ? "ambiguous" : "failed", std::string(to_string(failed->error.code())),
+                        JournalMessage(failed->error), NowMs(), run.id, static_cast<std::int64_t>(index)};
     } else {
-      std::vector<Value> p{result, NowMs(), run.id, static_cast<std::int64_t>(index)};
-      co_await tx.execute(journal,
-                          "update " + journal_.step_table() +
-                              " set state = 'done', result = $1, updated_ms = $2 where saga_id = $3 and step_index = $4",
-                          p);
-      std::vector<Value> q{static_cast<std::int64_t>(index + 1), NowMs(), run.id, run.token};
-      co_await tx.execute(journal,
-                          "update " + journal_.saga_table() +
-                              " set next_step = $1, updated_ms = $2 where id = $3 and owner_token = $4",
-                          q);
+      rest[0].sql = "update " + journal_.step_table() +
+                    " set state = 'done', result = $1, updated_ms = $2 where saga_id = $3 and step_index = $4";
+      rest[0].params = {result, NowMs(), run.id, static_cast<std::int64_t>(index)};
     }
-    co_await tx.commit(journal);
+    owned_after = co_await OwnedWrite(pool, journal, own, rest);
   } catch (...) {
     journal_failure = std::current_exception();
   }
@@ -489,6 +565,10 @@ asio::awaitable<void> Sagas::RunRemote(Run& run, const Context& step_ctx, int in
   if (journal_failure) {
     run.journal_lost = true;
     std::rethrow_exception(journal_failure);
+  }
+  if (!owned_after) {
+    run.journal_lost = true;
+    throw TakenOver(run.id, run.request_id);
   }
   if (failed) throw *failed;
   run.results[index] = std::move(result);
@@ -510,16 +590,15 @@ asio::awaitable<void> Sagas::Compensate(Run& run) {
     {
       sql::Pool::Lease conn = co_await effects_.pool().acquire(journal);
       std::vector<Value> p{run.failed_step, run.error ? std::string(to_string(run.error->code())) : std::string(),
-                           run.error ? run.error->message() : std::string(), lease, NowMs(), run.id, run.token};
+                           run.error ? JournalMessage(*run.error) : std::string(), lease, NowMs(), run.id, run.token};
       sql::Result r = co_await conn->execute(journal,
                                              "update " + journal_.saga_table() +
                                                  " set state = 'compensating', failed_step = $1, error_code = $2,"
-                                                 " error_message = $3, owner_until_ms = $4, updated_ms = $5"
+                                                 " error_message = $3, owner_until_ms = $4, updated_ms = $5,"
+                                                 " version = version + 1"
                                                  " where id = $6 and owner_token = $7 returning id",
                                              p);
-      if (r.size() != 1)
-        throw Error(ErrorCode::idempotency_conflict, "saga " + run.id + " was taken over by another process",
-                    run.request_id);
+      if (r.size() != 1) throw TakenOver(run.id, run.request_id);
     }
     run.state = SagaState::compensated;
     for (int i = static_cast<int>(run.done.size()) - 1; i >= 0; --i) {
@@ -564,14 +643,9 @@ asio::awaitable<bool> Sagas::CompensateStep(Run& run, int index) {
         throw Error(ErrorCode::overloaded, "too many compensations in flight", run.request_id);
       if (step.compensate_local) {
         EffectBody body = [&](Effect& fx) -> asio::awaitable<std::string> {
-          std::vector<Value> own{NowMs(), run.id, run.token};
-          sql::Result owned = co_await fx.execute("update " + journal_.saga_table() +
-                                                      " set updated_ms = $1 where id = $2 and owner_token = $3"
-                                                      " returning id",
-                                                  own);
-          if (owned.size() != 1)
-            throw Error(ErrorCode::invalid_argument, "saga " + run.id + " was taken over by another process",
-                        run.request_id);
+          const Statement own = OwnerCheck(run, "", "", {});
+          sql::Result owned = co_await fx.execute(own.sql, own.params);
+          if (owned.size() != 1) throw TakenOver(run.id, run.request_id);
           // Guarded: a step already undone (by an earlier attempt whose answer was lost) is
           // not undone twice.
           std::vector<Value> mark{NowMs(), run.id, static_cast<std::int64_t>(index)};
@@ -591,18 +665,22 @@ asio::awaitable<bool> Sagas::CompensateStep(Run& run, int index) {
         co_await effects_.run(comp_ctx, request, body);
       } else {
         co_await step.compensate_remote(comp_ctx, call);
-        std::vector<Value> mark{NowMs(), run.id, static_cast<std::int64_t>(index)};
-        sql::Pool::Lease conn = co_await effects_.pool().acquire(comp_ctx);
-        co_await conn->execute(comp_ctx,
-                               "update " + journal_.step_table() +
-                                   " set state = 'compensated', error_code = null, error_message = null,"
-                                   " attempts = attempts + 1, updated_ms = $1 where saga_id = $2 and step_index = $3",
-                               mark);
+        const Statement own = OwnerCheck(run, "", "", {});
+        std::vector<Statement> rest(1);
+        rest[0].sql = "update " + journal_.step_table() +
+                      " set state = 'compensated', error_code = null, error_message = null,"
+                      " attempts = attempts + 1, updated_ms = $1 where saga_id = $2 and step_index = $3";
+        rest[0].params = {NowMs(), run.id, static_cast<std::int64_t>(index)};
+        if (!co_await OwnedWrite(effects_.pool(), comp_ctx, own, rest)) throw TakenOver(run.id, run.request_id);
       }
       count("done");
       co_return true;
     } catch (...) {
       failure = std::current_exception();
+    }
+    if (find_exception<SagaTakenOver>(failure)) {
+      run.journal_lost = true;
+      std::rethrow_exception(failure);
     }
     Error e = AsError(failure, run.request_id);
     last = e;
@@ -625,14 +703,17 @@ asio::awaitable<bool> Sagas::CompensateStep(Run& run, int index) {
                     "compensating step '" + step.name + "' failed: " + (last ? last->message() : std::string()),
                     run.request_id);
   const Context journal = JournalContext(run.base, options_.journal_timeout);
-  sql::Pool::Lease conn = co_await effects_.pool().acquire(journal);
-  std::vector<Value> p{std::string(to_string(run.error->code())), run.error->message(), NowMs(), run.id,
-                       static_cast<std::int64_t>(index)};
-  co_await conn->execute(journal,
-                         "update " + journal_.step_table() +
-                             " set state = 'compensation_failed', error_code = $1, error_message = $2,"
-                             " attempts = attempts + 1, updated_ms = $3 where saga_id = $4 and step_index = $5",
-                         p);
+  const Statement own = OwnerCheck(run, "", "", {});
+  std::vector<Statement> rest(1);
+  rest[0].sql = "update " + journal_.step_table() +
+                " set state = 'compensation_failed', error_code = $1, error_message = $2,"
+                " attempts = attempts + 1, updated_ms = $3 where saga_id = $4 and step_index = $5";
+  rest[0].params = {std::string(to_string(run.error->code())), JournalMessage(*run.error), NowMs(), run.id,
+                    static_cast<std::int64_t>(index)};
+  if (!co_await OwnedWrite(effects_.pool(), journal, own, rest)) {
+    run.journal_lost = true;
+    throw TakenOver(run.id, run.request_id);
+  }
   co_return false;
 }
 
@@ -647,7 +728,7 @@ asio::awaitable<void> Sagas::Finish(Run& run, SagaState state) {
     std::vector<Value> p{std::string(to_string(state)),
                          run.failed_step.empty() ? Value() : Value(run.failed_step),
                          run.error ? Value(std::string(to_string(run.error->code()))) : Value(),
-                         run.error ? Value(run.error->message()) : Value(),
+                         run.error ? Value(JournalMessage(*run.error)) : Value(),
                          result ? Value(*result) : Value(),
                          NowMs(),
                          run.id,
@@ -658,7 +739,7 @@ asio::awaitable<void> Sagas::Finish(Run& run, SagaState state) {
                                            "update " + journal_.saga_table() +
                                                " set state = $1, failed_step = $2, error_code = $3,"
                                                " error_message = $4, result = $5, updated_ms = $6,"
-                                               " owner_token = null, owner_until_ms = 0"
+                                               " owner_token = null, owner_until_ms = 0, version = version + 1"
                                                " where id = $7 and owner_token = $8 returning id",
                                            p);
     if (r.size() != 1)
@@ -674,7 +755,11 @@ asio::awaitable<void> Sagas::Finish(Run& run, SagaState state) {
   }
 }
 
-asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, const std::string& saga_id, bool force) {
+asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, std::string saga_id) {
+  co_return co_await resume(ctx, std::move(saga_id), false);
+}
+
+asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, std::string saga_id, bool force) {
   const std::string& rid = ctx.request_id();
   CheckSagaId(saga_id, rid);
   ctx.check();
@@ -686,6 +771,14 @@ asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, const std::string
                 "saga " + saga_id + " was started with " + std::to_string(rec->step_count) +
                     " steps and its definition now has " + std::to_string(def.steps.size()),
                 rid);
+  // A journal row belongs to the step of its index only while the definition keeps it there.
+  for (const SagaStepRecord& s : rec->steps) {
+    if (s.index < 0 || s.index >= rec->step_count || def.steps[s.index].name != s.name)
+      throw Error(ErrorCode::invalid_argument,
+                  "saga " + saga_id + "'s step " + std::to_string(s.index) + " was '" + s.name +
+                      "' and its definition's is not: resume it with the definition it was started with",
+                  rid);
+  }
   if (is_final(rec->state)) {
     SagaOutcome out;
     out.saga_id = saga_id;
@@ -714,6 +807,7 @@ asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, const std::string
   run.base = ctx;
   run.results.assign(def.steps.size(), std::string());
   run.done.assign(def.steps.size(), false);
+  run.in_doubt.assign(def.steps.size(), false);
   run.next_step = rec->next_step;
   for (const SagaStepRecord& s : rec->steps) {
     if (s.index < 0 || s.index >= static_cast<int>(def.steps.size())) continue;
@@ -736,11 +830,13 @@ asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, const std::string
                                static_cast<std::int64_t>(def.steps.size()) * options_.compensation_timeout.count() +
                                2 * options_.journal_timeout.count() + options_.lease_margin.count();
     sql::Pool::Lease conn = co_await effects_.pool().acquire(saga_ctx);
-    std::vector<Value> p{run.token, lease, std::string(to_string(run.state)), NowMs(), saga_id, rec->updated_ms};
+    // Compared on the version every write bumps: nothing changed since the journal was read.
+    std::vector<Value> p{run.token, lease, std::string(to_string(run.state)), NowMs(), saga_id, rec->version};
     sql::Result r = co_await conn->execute(saga_ctx,
                                            "update " + journal_.saga_table() +
                                                " set owner_token = $1, owner_until_ms = $2, state = $3,"
-                                               " updated_ms = $4 where id = $5 and updated_ms = $6 returning id",
+                                               " updated_ms = $4, version = version + 1"
+                                               " where id = $5 and version = $6 returning id",
                                            p);
     if (r.size() != 1)
       throw Error(ErrorCode::idempotency_conflict, "saga " + saga_id + " changed while it was being taken over", rid);
@@ -750,7 +846,9 @@ asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, const std::string
     const SagaStep& next = def.steps[run.next_step];
     for (const SagaStepRecord& s : rec->steps) {
       if (s.index != run.next_step || !next.remote) continue;
-      if ((s.state == SagaStepState::sent || s.state == SagaStepState::ambiguous) && !next.options.keyed) {
+      const bool unsettled = s.state == SagaStepState::sent || s.state == SagaStepState::ambiguous;
+      run.in_doubt[s.index] = unsettled;
+      if (unsettled && !next.options.keyed) {
         run.state = SagaState::step_ambiguous;
         run.failed_step = next.name;
         run.error = Error(ErrorCode::commit_ambiguous,
@@ -764,7 +862,7 @@ asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, const std::string
   co_return co_await Drive(run, saga_ctx);
 }
 
-asio::awaitable<SagaOutcome> Sagas::resolve(const Context& ctx, const std::string& saga_id, const std::string& step,
+asio::awaitable<SagaOutcome> Sagas::resolve(const Context& ctx, std::string saga_id, std::string step,
                                             bool happened, std::string result) {
   const std::string& rid = ctx.request_id();
   CheckSagaId(saga_id, rid);
@@ -778,25 +876,39 @@ asio::awaitable<SagaOutcome> Sagas::resolve(const Context& ctx, const std::strin
     if (s.index == rec->next_step) row = &s;
   if (!row || (row->state != SagaStepState::sent && row->state != SagaStepState::ambiguous))
     throw Error(ErrorCode::invalid_argument, "step '" + step + "' of saga " + saga_id + " is not ambiguous", rid);
-  if (rec->state == SagaState::running && rec->owner_until_ms >= NowMs())
+  if (result.size() > options_.max_result_bytes)
+    throw Error(ErrorCode::invalid_argument,
+                "a step's result is at most " + std::to_string(options_.max_result_bytes) + " bytes", rid);
+  if ((rec->state == SagaState::running || rec->state == SagaState::compensating) && rec->owner_until_ms >= NowMs())
     throw Error(ErrorCode::idempotency_conflict, "saga " + saga_id + " is still owned by the process running it", rid);
   {
+    // Both writes only if nothing changed since the journal was read (another resolve, a
+    // resume that took the saga over): the saga row's version and the step row's state.
     sql::Pool::Lease conn = co_await effects_.pool().acquire(ctx);
     sql::Transaction tx = co_await sql::Transaction::begin(*conn, ctx, sql::AccessMode::read_write);
+    std::vector<Value> q{static_cast<std::int64_t>(happened ? rec->next_step + 1 : rec->next_step), NowMs(), saga_id,
+                         rec->version};
+    sql::Result saga = co_await tx.execute(ctx,
+                                           "update " + journal_.saga_table() +
+                                               " set next_step = $1, updated_ms = $2, version = version + 1"
+                                               " where id = $3 and version = $4 returning id",
+                                           q);
     std::vector<Value> p{happened ? "done" : "failed", happened ? Value(result) : Value(), NowMs(), saga_id,
                          static_cast<std::int64_t>(rec->next_step)};
-    co_await tx.execute(ctx,
-                        "update " + journal_.step_table() +
-                            " set state = $1, result = $2, error_code = null, error_message = null,"
-                            " updated_ms = $3 where saga_id = $4 and step_index = $5",
-                        p);
-    if (happened) {
-      std::vector<Value> q{static_cast<std::int64_t>(rec->next_step + 1), saga_id};
-      co_await tx.execute(ctx, "update " + journal_.saga_table() + " set next_step = $1 where id = $2", q);
+    sql::Result row_now = co_await tx.execute(ctx,
+                                              "update " + journal_.step_table() +
+                                                  " set state = $1, result = $2, error_code = null,"
+                                                  " error_message = null, updated_ms = $3 where saga_id = $4"
+                                                  " and step_index = $5 and state in ('sent', 'ambiguous')"
+                                                  " returning step_index",
+                                              p);
+    if (saga.size() != 1 || row_now.size() != 1) {
+      co_await tx.rollback();
+      throw Error(ErrorCode::idempotency_conflict, "saga " + saga_id + " changed while it was being resolved", rid);
     }
     co_await tx.commit(ctx);
   }
-  co_return co_await resume(ctx, saga_id, /*force=*/false);
+  co_return co_await resume(ctx, std::move(saga_id), false);
 }
 
 }  // namespace cutoff::effects

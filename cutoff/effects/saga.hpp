@@ -5,11 +5,13 @@
 //   sagas.define({.name = "orders.fulfil", .budget = 5s, .steps = {
 //       cutoff::effects::SagaStep::local("reserve",
 //           [](cutoff::effects::Effect& fx, const cutoff::effects::SagaCall& call) -> asio::awaitable<std::string> {
-//             co_await fx.execute("update bin set reserved = reserved + 1 where sku = $1", {call.input});
+//             std::vector<cutoff::sql::Value> sku{call.input};  // named: no braced list in a co_await
+//             co_await fx.execute("update bin set reserved = reserved + 1 where sku = $1", sku);
 //             co_return "{}";
 //           },
 //           [](cutoff::effects::Effect& fx, const cutoff::effects::SagaCall& call) -> asio::awaitable<std::string> {
-//             co_await fx.execute("update bin set reserved = reserved - 1 where sku = $1", {call.input});
+//             std::vector<cutoff::sql::Value> sku{call.input};
+//             co_await fx.execute("update bin set reserved = reserved - 1 where sku = $1", sku);
 //             co_return "{}";
 //           }),
 //       cutoff::effects::SagaStep::remote("ship",
@@ -67,6 +69,14 @@
 
 namespace cutoff::effects {
 
+namespace internal {
+// One statement of a journal write (saga.cpp).
+struct SagaStatement {
+  std::string sql;
+  std::vector<sql::Value> params;
+};
+}  // namespace internal
+
 // What a step (or a compensation) is given.
 struct SagaCall {
   std::string saga_id;
@@ -123,6 +133,9 @@ struct SagaOptions {
   // Added to an owner's lease before another process may take the saga over.
   std::chrono::milliseconds lease_margin{2000};
   std::size_t max_input_bytes = 64 * 1024;
+  // A step's result is kept in the journal and handed to later steps: a local step that
+  // returns more fails (before its commit); a remote step's larger answer is not kept.
+  std::size_t max_result_bytes = 64 * 1024;
   // compensations and outcomes per saga (cutoff_saga_*), when set.
   observe::Registry* registry = nullptr;
 };
@@ -163,17 +176,21 @@ class Sagas {
 
   // Runs the saga `name` with `input` under `ctx`. `saga_id`: the caller's id for it (a
   // repeat returns the first run's final outcome); empty: a random one.
-  boost::asio::awaitable<SagaOutcome> run(const Context& ctx, const std::string& name, std::string input,
-                                          std::string saga_id = {});
+  boost::asio::awaitable<SagaOutcome> run(const Context& ctx, std::string name, std::string input,
+                                          std::string saga_id);
+  // The same with a random id. (Overloads rather than a defaulted argument: g++ 12 miscompiles
+  // a defaulted class-type argument in a full-expression that holds a co_await.)
+  boost::asio::awaitable<SagaOutcome> run(const Context& ctx, std::string name, std::string input);
   // Takes over an interrupted, ambiguous or uncompensated saga and carries it to a final
   // state under `ctx`. not_found for an unknown id or definition; idempotency_conflict while
   // its owner's lease runs (unless `force`).
-  boost::asio::awaitable<SagaOutcome> resume(const Context& ctx, const std::string& saga_id, bool force = false);
+  boost::asio::awaitable<SagaOutcome> resume(const Context& ctx, std::string saga_id, bool force);
+  boost::asio::awaitable<SagaOutcome> resume(const Context& ctx, std::string saga_id);
   // Settles an unkeyed remote step left ambiguous, from what an operator found out: it
   // happened (`happened` true: the saga continues as if it had answered `result`) or not.
   // Then resumes.
-  boost::asio::awaitable<SagaOutcome> resolve(const Context& ctx, const std::string& saga_id,
-                                              const std::string& step, bool happened, std::string result = {});
+  boost::asio::awaitable<SagaOutcome> resolve(const Context& ctx, std::string saga_id, std::string step,
+                                              bool happened, std::string result);
 
   SagaJournal& journal() noexcept { return journal_; }
   const SagaOptions& options() const noexcept { return options_; }
@@ -189,6 +206,8 @@ class Sagas {
   boost::asio::awaitable<void> Compensate(Run& run);
   boost::asio::awaitable<bool> CompensateStep(Run& run, int index);
   boost::asio::awaitable<void> Finish(Run& run, SagaState state);
+  internal::SagaStatement OwnerCheck(const Run& run, const std::string& sets, const std::string& where,
+                                     std::vector<sql::Value> extra) const;
   SagaCall CallFor(const Run& run, int index) const;
   const SagaDefinition& Find(const std::string& name, const std::string& request_id) const;
 

@@ -1,5 +1,8 @@
 #include "cutoff/effects/saga_journal.hpp"
 
+#include "cutoff/sql/transaction.hpp"
+
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 
@@ -40,12 +43,13 @@ SagaRecord ReadSaga(const sql::Row& row) {
   s.owner_until_ms = row.get<std::int64_t>("owner_until_ms");
   s.created_ms = row.get<std::int64_t>("created_ms");
   s.updated_ms = row.get<std::int64_t>("updated_ms");
+  s.version = row.get<std::int64_t>("version");
   return s;
 }
 
 constexpr std::string_view kSagaColumns =
     "id, name, state, input, step_count, next_step, failed_step, error_code, error_message, result,"
-    " request_id, owner_until_ms, created_ms, updated_ms";
+    " request_id, owner_until_ms, created_ms, updated_ms, version";
 
 std::string Iso(std::int64_t ms) {
   if (ms <= 0) return "";
@@ -89,7 +93,7 @@ asio::awaitable<void> SagaJournal::install(const Context& ctx) {
                              " step_count integer not null, next_step integer not null, failed_step text,"
                              " error_code text, error_message text, result text, request_id text,"
                              " owner_token text, owner_until_ms bigint not null, created_ms bigint not null,"
-                             " updated_ms bigint not null)",
+                             " updated_ms bigint not null, version bigint not null default 0)",
                          {});
   co_await conn->execute(ctx,
                          "create index if not exists " + saga_table_ + "_state on " + saga_table_ +
@@ -114,7 +118,7 @@ asio::awaitable<std::vector<SagaRecord>> SagaJournal::list(const Context& ctx, S
   } else if (options.only_unfinished) {
     sql += " where state not in ('completed', 'compensated')";
   }
-  params.emplace_back(static_cast<std::int64_t>(options.limit));
+  params.emplace_back(static_cast<std::int64_t>(std::clamp<std::size_t>(options.limit, 1, kMaxSagaListLimit)));
   sql += " order by created_ms desc, id limit $" + std::to_string(params.size());
   sql::Result r = co_await conn->execute(ctx, sql, params);
   std::vector<SagaRecord> out;
@@ -149,6 +153,25 @@ asio::awaitable<std::optional<SagaRecord>> SagaJournal::find(const Context& ctx,
     saga.steps.push_back(std::move(s));
   }
   co_return saga;
+}
+
+asio::awaitable<std::size_t> SagaJournal::sweep(const Context& ctx, std::chrono::milliseconds retention) {
+  sql::Pool::Lease conn = co_await pool_.acquire(ctx);
+  const std::int64_t before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count() -
+                              retention.count();
+  sql::Transaction tx = co_await sql::Transaction::begin(*conn, ctx, sql::AccessMode::read_write);
+  std::vector<Value> p{before};
+  co_await tx.execute(ctx,
+                      "delete from " + step_table_ + " where saga_id in (select id from " + saga_table_ +
+                          " where state in ('completed', 'compensated') and updated_ms < $1)",
+                      p);
+  sql::Result r = co_await tx.execute(
+      ctx, "delete from " + saga_table_ + " where state in ('completed', 'compensated') and updated_ms < $1 returning id",
+      p);
+  co_await tx.commit(ctx);
+  co_return r.size();
 }
 
 std::string saga_summary_line(const SagaRecord& saga, std::int64_t now_ms) {

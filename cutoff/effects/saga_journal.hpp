@@ -17,6 +17,7 @@
 #define CUTOFF_EFFECTS_SAGA_JOURNAL_HPP_
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -80,16 +81,19 @@ struct SagaRecord {
   std::int64_t owner_until_ms = 0;  // its owner may be working on it until then
   std::int64_t created_ms = 0;
   std::int64_t updated_ms = 0;
+  std::int64_t version = 0;   // bumped by every write to the saga's row
   std::vector<SagaStepRecord> steps;  // find() only; in step order
 
   // Running or compensating and past its owner's lease: the process that ran it is gone.
   bool interrupted(std::int64_t now_ms) const noexcept;
 };
 
+inline constexpr std::size_t kMaxSagaListLimit = 10'000;
+
 struct SagaListOptions {
   bool only_unfinished = false;  // everything but completed and compensated
   std::optional<SagaState> state;
-  std::size_t limit = 100;       // newest first
+  std::size_t limit = 100;       // newest first; 1 to kMaxSagaListLimit
 };
 
 class SagaJournal {
@@ -102,6 +106,10 @@ class SagaJournal {
   boost::asio::awaitable<std::vector<SagaRecord>> list(const Context& ctx, SagaListOptions options = {});
   // The saga with its steps; nullopt when there is none with that id.
   boost::asio::awaitable<std::optional<SagaRecord>> find(const Context& ctx, const std::string& id);
+  // Forgets completed and compensated sagas last written more than `retention` ago, with their
+  // steps; returns how many. Keep `retention` at least as long as the effects store's (the
+  // compensations' idempotency records), and ambiguous or unfinished sagas are never swept.
+  boost::asio::awaitable<std::size_t> sweep(const Context& ctx, std::chrono::milliseconds retention);
 
   const std::string& saga_table() const noexcept { return saga_table_; }
   const std::string& step_table() const noexcept { return step_table_; }

@@ -67,7 +67,7 @@ if [[ -n $port ]]; then
   busy "graphql serve" graphql serve --schema schema.graphql --fixture fixture.json --port "$port"
   busy "ops serve" ops serve --port "$port" --db "sqlite:$tmp/ops.db"
   busy "http relay" http relay --port "$port"
-  busy "demo serve" demo serve --inventory-port "$port" --inventory-grpc-port 0 --shipping-port 0 --port 0 --db "sqlite:$tmp/demo.db" --shipping-db "sqlite:$tmp/shipping.db"
+  busy "demo serve" demo serve --inventory-port "$port" --inventory-grpc-port 0 --shipping-port 0 --shipping-grpc-port 0 --port 0 --db "sqlite:$tmp/demo.db" --shipping-db "sqlite:$tmp/shipping.db"
 else
   fail "the port holder did not start: $(cat holder.out)"
 fi

@@ -19,7 +19,8 @@
 // - With --tls-cert/--tls-key/--ca-file both services serve https:// and the gateway calls the
 //   inventory over TLS: the same partial response, the inventory's calls counted.
 // - With --inventory-transport grpc the gateway calls the inventory over gRPC: the same partial
-//   response and idempotent reservation, counted by the inventory's gRPC server.
+//   response and idempotent reservation, counted by the inventory's gRPC server; with
+//   --shipping-transport grpc an order books its shipment over gRPC.
 //
 //   node tests/warehouse/demo_serve_check.mjs --cutoff build/bin/cutoff
 import assert from 'node:assert/strict';
@@ -48,7 +49,7 @@ const dir = mkdtempSync(join(tmpdir(), 'cutoff-demo-serve-'));
 // small valuation waits behind which big one depends on the order the calls reach the pool,
 // and on a busy machine a small one could wait past its cap.
 const svc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-  '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500),
+  '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-grpc-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500),
   '--pool-size', '16', '--shipping-booking-ms', ms(1000)],
 { timeoutMs: 180_000 });
 const inventory = /inventory (http:\/\/[^/ ]+)/.exec(svc.stdout())[1];
@@ -245,7 +246,7 @@ if (exit.code !== 0) {
 const tls = throwawayCa();
 try {
   const secure = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-    '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150),
+    '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-grpc-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150),
     '--operation-budget-ms', ms(1500), '--pool-size', '16',
     '--tls-cert', tls.cert, '--tls-key', tls.key, '--ca-file', tls.ca], { timeoutMs: 180_000 });
   try {
@@ -279,7 +280,8 @@ try {
 // answer, the same idempotent reservation, the calls counted by the inventory's gRPC server.
 try {
   const viaGrpc = await startService(values.cutoff, ['demo', 'serve', '--db', `sqlite:${join(dir, 'warehouse.db')}`,
-    '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--inventory-transport', 'grpc',
+    '--inventory-port', '0', '--inventory-grpc-port', '0', '--shipping-port', '0', '--shipping-grpc-port', '0', '--shipping-db', `sqlite:${join(dir, 'shipping.db')}`, '--inventory-transport', 'grpc',
+    '--shipping-transport', 'grpc',
     '--valuation-ms', ms(400), '--valuation-cap-ms', ms(150), '--operation-budget-ms', ms(1500), '--pool-size', '16'],
   { timeoutMs: 180_000 });
   try {
@@ -313,6 +315,14 @@ try {
     assert.ok(!/^cutoff_http_requests_total\{route="inventory\.(valuation|reserve)"/m.test(inv),
       'no valuation or reservation came over HTTP');
     console.log('ok   --inventory-transport grpc: the same partial answer and idempotent reservation, over gRPC');
+    // --shipping-transport grpc: the order saga books over gRPC.
+    const ordered = await fetch(`${grpcInventory}/orders`, { method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'check-grpc-order' },
+      body: JSON.stringify({ binId: 14, qty: 1, destination: 'Brest' }) });
+    assert.equal(ordered.status, 200, await ordered.clone().text());
+    assert.equal((await ordered.json()).shipment.destination, 'Brest');
+    assert.match(viaGrpc.stdout(), /shipping grpc:\/\/[^ ]+ .*orders book over grpc/, viaGrpc.stdout());
+    console.log('ok   --shipping-transport grpc: an order booked its shipment over gRPC');
   } finally {
     await viaGrpc.stop();
   }

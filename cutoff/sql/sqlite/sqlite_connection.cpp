@@ -214,16 +214,34 @@ Value ColumnValue(sqlite3_stmt* stmt, int i) {
   }
 }
 
+// Which of `params` SQLite's parameter slot `slot` (1-based) takes. $N and ?N name the N-th,
+// as PostgreSQL reads them: by number, wherever they appear and however often (SQLite numbers
+// its slots in order of first appearance, so "b = $2 and a = $1" has $2 in slot 1). Anything
+// else (a plain ?, :name) takes the slot's own position.
+std::size_t ParamIndex(sqlite3_stmt* stmt, int slot) {
+  const char* name = sqlite3_bind_parameter_name(stmt, slot);
+  if (name && (name[0] == '$' || name[0] == '?') && name[1] != '\0') {
+    std::size_t n = 0;
+    const char* c = name + 1;
+    for (; *c >= '0' && *c <= '9' && n < 100000; ++c) n = n * 10 + static_cast<std::size_t>(*c - '0');
+    if (*c == '\0' && n >= 1) return n - 1;
+  }
+  return static_cast<std::size_t>(slot - 1);
+}
+
 void Bind(sqlite3_stmt* stmt, const std::vector<Value>& params, const std::string& request_id) {
-  const int wanted = sqlite3_bind_parameter_count(stmt);
-  if (wanted == 0) return;
-  if (static_cast<std::size_t>(wanted) != params.size())
+  const int slots = sqlite3_bind_parameter_count(stmt);
+  if (slots == 0 && params.empty()) return;
+  // As PostgreSQL counts them: the highest parameter the statement names.
+  std::size_t wanted = 0;
+  for (int i = 1; i <= slots; ++i) wanted = std::max(wanted, ParamIndex(stmt, i) + 1);
+  if (wanted != params.size() && slots > 0)
     throw Error(ErrorCode::invalid_argument,
                 "statement takes " + std::to_string(wanted) + " parameters, " + std::to_string(params.size()) +
                     " given",
                 request_id);
-  for (int i = 0; i < wanted; ++i) {
-    const Value& v = params[static_cast<std::size_t>(i)];
+  for (int i = 0; i < slots; ++i) {
+    const Value& v = params[ParamIndex(stmt, i + 1)];
     int rc;
     if (v.is_null()) rc = sqlite3_bind_null(stmt, i + 1);
     else if (auto* n = v.if_int()) rc = sqlite3_bind_int64(stmt, i + 1, *n);

@@ -105,6 +105,32 @@ TEST(Sqlite, StatementsParametersAndTypedRows) {
   });
 }
 
+// $N means the N-th parameter wherever it appears, as on PostgreSQL: SQLite numbers its slots
+// in order of first appearance, and a statement written for both databases must not have its
+// parameters swapped on one of them.
+TEST(Sqlite, NumberedParametersBindByTheirNumberNotTheirPlace) {
+  RunSync([]() -> asio::awaitable<void> {
+    Context ctx;
+    auto conn = co_await open_sqlite(ctx, kMemory);
+    std::vector<Value> ab{"a", "b"};
+    Result swapped = co_await conn->execute(ctx, "select $2 || $1 as s", ab);
+    EXPECT_EQ(swapped[0].get<std::string>("s"), "ba");
+    std::vector<Value> three{std::int64_t{1}, std::int64_t{2}, std::int64_t{3}};
+    Result reused = co_await conn->execute(ctx, "select $3 * 100 + $1 * 10 + $3 as n, $2 as m", three);
+    EXPECT_EQ(reused[0].get<std::int64_t>("n"), 313);
+    EXPECT_EQ(reused[0].get<std::int64_t>("m"), 2);
+    // As PostgreSQL counts them: the highest number named, not how many appear.
+    std::vector<Value> one{"x"};
+    bool refused = false;
+    try {
+      co_await conn->execute(ctx, "select $2 as only", one);
+    } catch (const Error& e) {
+      refused = e.code() == ErrorCode::invalid_argument;
+    }
+    EXPECT_TRUE(refused);
+  });
+}
+
 // SQLite names an unaliased expression by its text, up to the comment the driver appends: the
 // name must not carry the comment (nor, with it, the request id).
 TEST(Sqlite, ColumnNamesLeaveOutTheStatementComment) {
