@@ -395,6 +395,86 @@ TEST_P(SagaRemoteTest, ARefusedCallIsASafeFailureAndIsCompensatedWithItsKey) {
   EXPECT_EQ(StepStates(w.Journal("r3")), (std::vector<std::string>{"reserve:compensated", "ship:failed"}));
 }
 
+TEST_P(SagaRemoteTest, AnUnexplainedFailureAfterTheCallLeftIsAmbiguous) {
+  RemoteWorld w(GetParam());
+  w.Start();
+  w.sagas->define(w.Definition(/*keyed=*/true));
+  // The other service applied it, then failed answering (a 500 with code internal): only a
+  // refusal on the request's merits would rule the effect out.
+  w.answer = [](const Context& ctx, const SagaCall&) -> asio::awaitable<std::string> {
+    ctx.commit_ledger()->note_commit_point(true);
+    throw Error(ErrorCode::internal, "the handler failed after booking");
+    co_return std::string();
+  };
+  SagaOutcome out = w.Run(Context().with_timeout(20s), "r6", "test.remote_keyed");
+  EXPECT_EQ(out.state, SagaState::step_ambiguous);
+  EXPECT_EQ(w.Items(), (std::vector<int>{1}));  // reserve kept
+  EXPECT_TRUE(w.Undone().empty());
+}
+
+TEST_P(SagaRemoteTest, ResumingAStepThatMayHaveHappenedWhileItsServiceIsDownUndoesNothing) {
+  RemoteWorld w(GetParam());
+  w.Start();
+  w.sagas->define(w.Definition(/*keyed=*/true));
+  w.answer = [](const Context& ctx, const SagaCall&) -> asio::awaitable<std::string> {
+    ctx.commit_ledger()->note_commit_point(true);
+    throw Error(ErrorCode::commit_ambiguous, "sent, not answered");
+    co_return std::string();
+  };
+  EXPECT_EQ(w.Run(Context().with_timeout(20s), "r7", "test.remote_keyed").state, SagaState::step_ambiguous);
+  // The service is down now: the repeat is refused before anything is sent (unavailable, no
+  // commit point). The first call may still have been applied, so nothing is undone.
+  w.answer = [](const Context&, const SagaCall&) -> asio::awaitable<std::string> {
+    throw Error(ErrorCode::unavailable, "connection refused");
+    co_return std::string();
+  };
+  SagaOutcome down;
+  RunSync([&]() -> asio::awaitable<void> { down = co_await w.sagas->resume(Context().with_timeout(20s), "r7"); });
+  EXPECT_EQ(down.state, SagaState::step_ambiguous);
+  EXPECT_EQ(w.Items(), (std::vector<int>{1}));
+  EXPECT_EQ(StepStates(w.Journal("r7")), (std::vector<std::string>{"reserve:done", "ship:ambiguous"}));
+  // A budget spent before the repeat is sent leaves it ambiguous too.
+  SagaOutcome spent;
+  RunSync([&]() -> asio::awaitable<void> {
+    spent = co_await w.sagas->resume(Context().with_timeout(std::chrono::milliseconds(1)), "r7");
+  });
+  EXPECT_EQ(spent.state, SagaState::step_ambiguous);
+  EXPECT_EQ(w.Items(), (std::vector<int>{1}));
+  // Back up: the repeat completes the saga.
+  w.answer = [](const Context&, const SagaCall&) -> asio::awaitable<std::string> { co_return "{}"; };
+  SagaOutcome up;
+  RunSync([&]() -> asio::awaitable<void> { up = co_await w.sagas->resume(Context().with_timeout(20s), "r7"); });
+  EXPECT_EQ(up.state, SagaState::completed);
+  EXPECT_EQ(w.Items(), (std::vector<int>{1, 3}));
+}
+
+TEST_P(SagaTest, TheSweepForgetsOnlyFinalSagas) {
+  World w(GetParam());
+  w.Start();
+  w.sagas->define(w.fixture.definition());
+  // An ambiguous saga: stopped at ship's commit.
+  auto [caller, source] = Context().with_cancel(Deadline::after(20s));
+  cutoff::internal::ScopedFault stop_at_commit(internal::kEffectStep,
+                                               [&](Step s, const Context&) -> asio::awaitable<void> {
+                                                 if (s == Step::sending_commit && w.fixture.in_ship.exchange(false))
+                                                   source.request_stop(StopReason::cancelled);
+                                                 co_return;
+                                               });
+  RunSync([&]() -> asio::awaitable<void> { co_await w.sagas->run(caller, "test.fulfil", "B-2", "s2"); });
+  // A final one (its steps collide with s2's rows, so it is undone: compensated).
+  EXPECT_EQ(w.Run(Context().with_timeout(20s), "s1").state, SagaState::compensated);
+  std::size_t swept = 0;
+  std::vector<SagaRecord> left;
+  RunSync([&]() -> asio::awaitable<void> {
+    swept = co_await w.sagas->journal().sweep(Context(), std::chrono::milliseconds(-1000));
+    left = co_await w.sagas->journal().list(Context());
+  });
+  EXPECT_EQ(swept, 1u);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].id, "s2");
+  EXPECT_EQ(left[0].state, SagaState::step_ambiguous);
+}
+
 // ---- Compensations: retried within their own budget, resumable when they run out. ----
 
 TEST_P(SagaTest, ACompensationIsRetriedUntilItSucceedsAndRunsOnce) {
