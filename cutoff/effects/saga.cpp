@@ -160,8 +160,11 @@ using Statement = internal::SagaStatement;
 // In one transaction: `own`, an UPDATE of the saga row that checks its owner and returns a
 // row, then `rest`. False, with nothing written, when `own` matched nothing: the saga is no
 // longer this process's (or no longer where this process left it).
-asio::awaitable<bool> OwnedWrite(sql::Pool& pool, const Context& ctx, const Statement& own,
+asio::awaitable<bool> OwnedWrite(sql::Pool& pool, const Context& caller, const Statement& own,
                                  const std::vector<Statement>& rest) {
+  // The journal is the saga's bookkeeping, not an effect of the caller's: what the saga leaves
+  // behind reaches the caller's ledger once, from run(), by its outcome.
+  const Context ctx = caller.with_commit_ledger(nullptr);
   sql::Pool::Lease conn = co_await pool.acquire(ctx);
   sql::Transaction tx = co_await sql::Transaction::begin(*conn, ctx, sql::AccessMode::read_write);
   sql::Result r = co_await tx.execute(ctx, own.sql, own.params);

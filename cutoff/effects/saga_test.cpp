@@ -387,8 +387,12 @@ TEST_P(SagaRemoteTest, ARefusedCallIsASafeFailureAndIsCompensatedWithItsKey) {
     throw Error(ErrorCode::invalid_argument, "no such address");
     co_return std::string();
   };
-  SagaOutcome out = w.Run(Context().with_timeout(20s), "r3", "test.remote_keyed");
+  auto ledger = std::make_shared<CommitLedger>();
+  SagaOutcome out = w.Run(Context().with_timeout(20s).with_commit_ledger(ledger), "r3", "test.remote_keyed");
   EXPECT_EQ(out.state, SagaState::compensated);
+  // Nothing remains, so the caller's ledger learns of no commit: its journal writes are the
+  // saga's bookkeeping, not the caller's effects.
+  EXPECT_FALSE(ledger->may_have_written());
   EXPECT_EQ(out.to_error().code(), ErrorCode::invalid_argument);
   EXPECT_EQ(w.compensations.load(), 0);  // ship failed: only reserve is undone
   EXPECT_EQ(w.Undone(), (std::vector<std::string>{"reserve"}));
