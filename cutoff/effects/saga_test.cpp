@@ -438,12 +438,19 @@ TEST_P(SagaRemoteTest, ResumingAStepThatMayHaveHappenedWhileItsServiceIsDownUndo
   EXPECT_EQ(w.Items(), (std::vector<int>{1}));
   EXPECT_EQ(StepStates(w.Journal("r7")), (std::vector<std::string>{"reserve:done", "ship:ambiguous"}));
   // A budget spent before the repeat is sent leaves it ambiguous too.
-  SagaOutcome spent;
-  RunSync([&]() -> asio::awaitable<void> {
-    spent = co_await w.sagas->resume(Context().with_timeout(std::chrono::milliseconds(1)), "r7");
-  });
-  EXPECT_EQ(spent.state, SagaState::step_ambiguous);
-  EXPECT_EQ(w.Items(), (std::vector<int>{1}));
+  {
+    cutoff::internal::ScopedFault spend(
+        internal::kSagaStep, [](std::string_view step, internal::SagaPoint point, const Context& saga) -> asio::awaitable<void> {
+          if (step == "ship" && point == internal::SagaPoint::before_step) co_await WaitUntilStopped(saga);
+        });
+    SagaOutcome spent;
+    RunSync([&]() -> asio::awaitable<void> {
+      spent = co_await w.sagas->resume(Context().with_timeout(std::chrono::milliseconds(200 * TimeScale())), "r7");
+    });
+    EXPECT_EQ(spent.state, SagaState::step_ambiguous);
+    EXPECT_EQ(w.Items(), (std::vector<int>{1}));
+    EXPECT_EQ(StepStates(w.Journal("r7")), (std::vector<std::string>{"reserve:done", "ship:ambiguous"}));
+  }
   // Back up: the repeat completes the saga.
   w.answer = [](const Context&, const SagaCall&) -> asio::awaitable<std::string> { co_return "{}"; };
   SagaOutcome up;
