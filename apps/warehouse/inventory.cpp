@@ -415,20 +415,10 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
                       keys.empty() ? "POST /orders needs an Idempotency-Key header (it is the order's id)"
                                    : "send one Idempotency-Key header, not " + std::to_string(keys.size()),
                       rctx.request_id());
-        json::error_code ec;
-        json::value body = json::parse(req.body, ec);
-        const json::object* o = ec ? nullptr : body.if_object();
-        const json::value* bin = o ? o->if_contains("binId") : nullptr;
-        const json::value* qty = o ? o->if_contains("qty") : nullptr;
-        const json::value* destination = o ? o->if_contains("destination") : nullptr;
-        if (!bin || !bin->is_int64() || !qty || !qty->is_int64() || qty->as_int64() <= 0 || !destination ||
-            !destination->is_string())
-          throw Error(ErrorCode::invalid_argument,
-                      R"(expected {"binId": <int>, "qty": <positive int>, "destination": <string>})",
-                      rctx.request_id());
+        Order placed = parse_order(req.body, rctx.request_id());
         std::string key(keys.front());
-        std::string to(destination->as_string());
-        std::string answer = co_await order(rctx, std::move(key), bin->as_int64(), qty->as_int64(), std::move(to));
+        std::string answer =
+            co_await order(rctx, std::move(key), placed.bin_id, placed.qty, std::move(placed.destination));
         co_return Response::json(200, std::move(answer));
       },
       order_route);

@@ -16,15 +16,7 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using sql::Value;
 
-namespace {
-
-struct Order {
-  std::int64_t bin_id = 0;
-  std::int64_t qty = 0;
-  std::string destination;
-};
-
-Order ReadOrder(const std::string& input) {
+Order parse_order(const std::string& input, const std::string& request_id) {
   json::error_code ec;
   json::value v = json::parse(input, ec);
   const json::object* o = ec ? nullptr : v.if_object();
@@ -34,9 +26,11 @@ Order ReadOrder(const std::string& input) {
   if (!bin || !bin->is_int64() || !qty || !qty->is_int64() || qty->as_int64() <= 0 || !destination ||
       !destination->is_string())
     throw Error(ErrorCode::invalid_argument,
-                R"(an order is {"binId": <int>, "qty": <positive int>, "destination": <string>})");
+                R"(expected {"binId": <int>, "qty": <positive int>, "destination": <string>})", request_id);
   return Order{bin->as_int64(), qty->as_int64(), std::string(destination->as_string())};
 }
+
+namespace {
 
 // bin.reserved moved by `delta`, with its stock.changed message, in the region's transaction.
 asio::awaitable<std::string> MoveReserved(effects::Effect& fx, std::int64_t bin_id, std::int64_t delta) {
@@ -72,11 +66,11 @@ effects::SagaDefinition order_saga(OrderSagaOptions options) {
   def.budget = options.budget;
 
   auto reserve = [](effects::Effect& fx, const effects::SagaCall& call) -> asio::awaitable<std::string> {
-    const Order order = ReadOrder(call.input);
+    const Order order = parse_order(call.input);
     co_return co_await MoveReserved(fx, order.bin_id, order.qty);
   };
   auto release = [](effects::Effect& fx, const effects::SagaCall& call) -> asio::awaitable<std::string> {
-    const Order order = ReadOrder(call.input);
+    const Order order = parse_order(call.input);
     co_return co_await MoveReserved(fx, order.bin_id, -order.qty);
   };
   def.steps.push_back(effects::SagaStep::local_step("reserve", reserve, release));
@@ -86,7 +80,7 @@ effects::SagaDefinition order_saga(OrderSagaOptions options) {
   const std::string url = options.shipping_url + "/shipments";
   auto ship = [client, grpc_client, url](const Context& ctx,
                                          const effects::SagaCall& call) -> asio::awaitable<std::string> {
-    const Order order = ReadOrder(call.input);
+    const Order order = parse_order(call.input);
     if (grpc_client) {
       Shipment shipment{call.saga_id, order.bin_id, order.qty, order.destination};
       std::string key = call.idempotency_key;

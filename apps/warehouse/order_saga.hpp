@@ -45,6 +45,14 @@ effects::SagaDefinition order_saga(OrderSagaOptions options);
 // The saga's input: {"binId":..,"qty":..,"destination":".."}.
 std::string order_input(std::int64_t bin_id, std::int64_t qty, const std::string& destination);
 
+struct Order {
+  std::int64_t bin_id = 0;
+  std::int64_t qty = 0;
+  std::string destination;
+};
+// An order as order_input() writes it (POST /orders' body too); invalid_argument otherwise.
+Order parse_order(const std::string& input, const std::string& request_id = {});
+
 }  // namespace cutoff::warehouse
 
 #endif  // CUTOFF_APPS_WAREHOUSE_ORDER_SAGA_HPP_
