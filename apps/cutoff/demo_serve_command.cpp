@@ -311,7 +311,7 @@ void AddDemoServeCommand(CLI::App& demo) {
   serve->add_option("--shipping-db", opts.shipping_db,
                     "The shipping service's database URL (default: a SQLite file in $TMPDIR)");
   serve->add_option("--shipping-booking-ms", opts.shipping_booking_ms,
-                    "How long booking a shipment takes (inside its transaction)")
+                    "How long booking a shipment waits for the carrier's confirmation")
       ->check(Number(std::int64_t{0}, std::int64_t{600'000}))
       ->capture_default_str();
   serve->add_option("--order-budget-ms", opts.order_budget_ms, "POST /orders' budget (the whole order saga's)")

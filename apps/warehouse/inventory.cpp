@@ -1,15 +1,11 @@
 #include "warehouse/inventory.hpp"
 
 #include <algorithm>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <charconv>
-#include <exception>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -18,6 +14,7 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/sql/connect.hpp"
 #include "cutoff/sql/pool_metrics.hpp"
+#include "warehouse/mode_serve.hpp"
 #include "warehouse/order_saga.hpp"
 
 namespace cutoff::warehouse {
@@ -137,44 +134,8 @@ InventoryStats Inventory::stats() const noexcept {
 
 asio::awaitable<std::string> Inventory::Serve(const Context& request, const Work& work) {
   const InFlight counted(*this);
-  if (options_.mode == Mode::cutoff) co_return co_await work(request);
-  // The work runs detached, under no deadline and out of reach of the caller's cancellation;
-  // the caller waits for it at most the service's own timeout (under `none`, as long as it
-  // takes). Both run on this request's executor (its strand), so the shared state needs no
-  // lock.
-  struct Pending {
-    explicit Pending(const asio::any_io_executor& ex) : wake(ex) {}
-    asio::steady_timer wake;
-    std::optional<std::string> answer;
-    std::exception_ptr error;
-    bool done = false;
-  };
-  const auto ex = co_await asio::this_coro::executor;
-  auto pending = std::make_shared<Pending>(ex);
-  if (options_.mode == Mode::timeouts)
-    pending->wake.expires_after(options_.own_timeout);
-  else
-    pending->wake.expires_at(asio::steady_timer::time_point::max());
-  asio::co_spawn(
-      ex,
-      [work, ctx = base_.with_values(request.values())]() -> asio::awaitable<std::string> {
-        co_return co_await work(ctx);
-      },
-      [pending](std::exception_ptr error, std::string answer) {
-        pending->done = true;
-        pending->error = error;
-        if (!error) pending->answer = std::move(answer);
-        pending->wake.cancel();
-      });
-  boost::system::error_code ec;
-  co_await pending->wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  if (!pending->done)
-    throw Error(ErrorCode::deadline_exceeded,
-                "the inventory service's own timeout (" + std::to_string(options_.own_timeout.count()) +
-                    " ms) fired; the work goes on without a caller",
-                request.request_id());
-  if (pending->error) std::rethrow_exception(pending->error);
-  co_return std::move(*pending->answer);
+  const ModeBounds bounds{options_.mode, options_.own_timeout, "inventory"};
+  co_return co_await serve_in_mode(bounds, base_, request, work);
 }
 
 asio::awaitable<sql::Pool::Lease> Inventory::Acquire(const Context& ctx) {

@@ -6,11 +6,14 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <random>
+#include <tuple>
 #include <vector>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/sql/connect.hpp"
+#include "warehouse/mode_serve.hpp"
 
 namespace cutoff::warehouse {
 
@@ -47,7 +50,16 @@ std::string OneKey(const Request& req, const Context& ctx) {
 
 }  // namespace
 
-Shipping::Shipping(ShippingOptions options) : options_(std::move(options)) {}
+Shipping::Shipping(ShippingOptions options) : options_(std::move(options)) {
+  std::tie(base_, stop_) = Context().with_cancel();
+}
+
+std::chrono::milliseconds Shipping::BookingTime() {
+  const auto low = options_.booking_time.count(), high = options_.booking_time_max.count();
+  if (high <= low) return options_.booking_time;
+  thread_local std::minstd_rand random(std::random_device{}());
+  return std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(low, high)(random));
+}
 Shipping::~Shipping() = default;
 
 asio::awaitable<void> Shipping::start(const Context& ctx) {
@@ -92,34 +104,38 @@ asio::awaitable<std::string> Shipping::book(const Context& ctx, std::string key,
                 "refused: a shipment holds at most " + std::to_string(options_.max_items) + " items, not " +
                     std::to_string(shipment.qty),
                 rid);
-  effects::EffectRequest er;
-  er.operation = "shipping.book";
-  er.idempotency_key = std::move(key);
-  er.fingerprint = ShipmentJson(shipment, false);
-  const std::chrono::milliseconds booking = options_.booking_time;
-  const effects::EffectBody body = [shipment, booking](effects::Effect& fx) -> asio::awaitable<std::string> {
-    std::vector<Value> p{shipment.order_id, shipment.bin_id, shipment.qty, shipment.destination,
-                         static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                       std::chrono::system_clock::now().time_since_epoch())
-                                                       .count())};
-    sql::Result r = co_await fx.execute(
-        "insert into shipment (order_id, bin_id, qty, destination, created_ms) values ($1, $2, $3, $4, $5)"
-        " on conflict (order_id) do nothing returning order_id",
-        p);
-    if (r.size() == 0)
-      throw Error(ErrorCode::idempotency_conflict, "order " + shipment.order_id + " already has a shipment",
-                  fx.context().request_id());
-    if (booking.count() > 0) {  // the carrier's confirmation, inside the transaction
+  const std::chrono::milliseconds booking = BookingTime();
+  const ModeWork work = [this, key, shipment, booking](const Context& work_ctx) -> asio::awaitable<std::string> {
+    if (booking.count() > 0) {  // the carrier's confirmation
       asio::steady_timer timer(co_await asio::this_coro::executor, booking);
-      co_await with_context(fx.context(), timer.async_wait(asio::use_awaitable));
+      co_await with_context(work_ctx, timer.async_wait(asio::use_awaitable));
     }
-    co_return ShipmentJson(shipment, false);
+    effects::EffectRequest er;
+    er.operation = "shipping.book";
+    er.idempotency_key = key;
+    er.fingerprint = ShipmentJson(shipment, false);
+    const effects::EffectBody body = [shipment](effects::Effect& fx) -> asio::awaitable<std::string> {
+      std::vector<Value> p{shipment.order_id, shipment.bin_id, shipment.qty, shipment.destination,
+                           static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                         std::chrono::system_clock::now().time_since_epoch())
+                                                         .count())};
+      sql::Result r = co_await fx.execute(
+          "insert into shipment (order_id, bin_id, qty, destination, created_ms) values ($1, $2, $3, $4, $5)"
+          " on conflict (order_id) do nothing returning order_id",
+          p);
+      if (r.size() == 0)
+        throw Error(ErrorCode::idempotency_conflict, "order " + shipment.order_id + " already has a shipment",
+                    fx.context().request_id());
+      co_return ShipmentJson(shipment, false);
+    };
+    effects::EffectOutcome out = co_await effects_->run(work_ctx, er, body);
+    if (!out.replayed) co_return out.result;
+    json::value answer = json::parse(out.result);
+    answer.as_object()["replayed"] = true;
+    co_return json::serialize(answer);
   };
-  effects::EffectOutcome out = co_await effects_->run(ctx, er, body);
-  if (!out.replayed) co_return out.result;
-  json::value answer = json::parse(out.result);
-  answer.as_object()["replayed"] = true;
-  co_return json::serialize(answer);
+  const ModeBounds bounds{options_.mode, options_.own_timeout, "shipping"};
+  co_return co_await serve_in_mode(bounds, base_, ctx, work);
 }
 
 asio::awaitable<std::string> Shipping::find(const Context& ctx, const std::string& order_id) {

@@ -15,9 +15,15 @@
 //        destination is 1 to 200 bytes, and the order id follows the idempotency key rules.
 //   GET  /shipments?order=ID   the order's shipment (404 when there is none)
 //
-// Booking takes `booking_time` (the carrier's confirmation, simulated inside the
-// transaction), under the request's budget: a caller that stops or runs out of budget first
-// leaves no shipment behind.
+// Booking first waits for the carrier's confirmation (`booking_time`, or a time drawn evenly
+// up to `booking_time_max`), then records the shipment in an effect region, all under the
+// request's budget: a caller that stops or runs out of budget before the commit leaves no
+// shipment behind. The confirmation is awaited before the region's transaction begins, so
+// bookings do not hold the database's write lock (SQLite) while they wait.
+//
+// `mode` (mode.hpp, mode_serve.hpp) is what the lab varies: under `timeouts` the service has a
+// timeout of its own, answers 504 deadline_exceeded when it fires and books the shipment
+// anyway; under `none` a booking runs to its end whatever the caller does.
 #ifndef CUTOFF_APPS_WAREHOUSE_SHIPPING_HPP_
 #define CUTOFF_APPS_WAREHOUSE_SHIPPING_HPP_
 
@@ -32,6 +38,7 @@
 #include "cutoff/http/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "cutoff/sql/pool.hpp"
+#include "warehouse/mode.hpp"
 
 namespace cutoff::warehouse {
 
@@ -40,6 +47,11 @@ struct ShippingOptions {
   std::size_t pool_size = 2;
   std::int64_t max_items = 20;  // per shipment
   std::chrono::milliseconds booking_time{0};
+  // Above booking_time: each booking takes a time drawn evenly from [booking_time, this].
+  std::chrono::milliseconds booking_time_max{0};
+  Mode mode = Mode::cutoff;
+  // `timeouts` mode: the service's own timeout for a booking.
+  std::chrono::milliseconds own_timeout{2'000};
   // POST /shipments' declared budget, and the most budget a caller is granted.
   std::chrono::milliseconds route_budget{2'000};
   std::chrono::milliseconds max_budget{30'000};
@@ -70,9 +82,16 @@ class Shipping {
   boost::asio::awaitable<std::string> find(const Context& ctx, const std::string& order_id);
 
   const ShippingOptions& options() const noexcept { return options_; }
+  // Stops every booking's work, whatever the mode (under `none` and `timeouts` it runs on
+  // without its caller).
+  void stop_all() noexcept { stop_.request_stop(StopReason::shutdown); }
 
  private:
+  std::chrono::milliseconds BookingTime();
+
   ShippingOptions options_;
+  Context base_;  // unbound, but stopped by stop_all()
+  CancelSource stop_;
   std::unique_ptr<sql::Pool> pool_;
   std::unique_ptr<effects::Effects> effects_;
 };
