@@ -217,7 +217,7 @@ void AddLabCommand(CLI::App& app) {
   static RunOptions run;
   static std::string scenarios, modes;
   lab->add_option("--db", run.lab.db, "Database URL: sqlite:PATH or postgresql://... (default: SQLite in $TMPDIR)");
-  lab->add_option("--scenarios", scenarios, "Comma-separated: chain,amplification,graphql,overload (default: all)");
+  lab->add_option("--scenarios", scenarios, "Comma-separated: chain,amplification,graphql,overload,orders (default: all)");
   lab->add_option("--modes", modes, "Comma-separated: none,timeouts,cutoff (default: all)");
   lab->add_option("--scale", run.lab.scale, "The timeout table (5 s / 2 s / 10 s / 8 s) times this")
       ->check(Number(0.005, 2.0))

@@ -17,6 +17,11 @@
 //   most of its capacity as goodput and its cheap lookups recover within seconds of the excess
 //   stopping, while timeouts collapse: retries multiply the load, most database time is zombie
 //   work, and the lookups recover later or never.
+// - Orders (a saga across the inventory and the shipping service): under cutoff no user is told
+//   an order failed that shipped, no shipment goes out with its stock released, every saga left
+//   ambiguous is settled by resuming it, and the stock agrees with the saga journal; under
+//   timeouts the shipping service's own timeout answers 504 and books anyway, so shipments go
+//   out with their stock released and users are told failed orders that shipped.
 // - lab-results.json has the documented shape (docs/lab.md) and adds up (each request complete,
 //   partial or failed; failed requests counted once by their code, field errors apart), and the
 //   report page made from it draws every chart in headless Chromium without an error, at a
@@ -53,6 +58,9 @@ const FIGURES = ['requests', 'ok', 'partial', 'failed', 'fast_requests', 'fast_o
   'overshoot_p50_ms', 'overshoot_p99_ms', 'retries', 'timeline'];
 const OVERLOAD_FIGURES = ['capacity_per_s', 'offered_per_s', 'goodput_per_s', 'goodput_ratio', 'overload_attempts_per_s',
   'overload_retries', 'baseline_fast_p99_ms', 'recovered', 'recovery_s', 'phases', 'fast_p99_windows'];
+const ORDERS_FIGURES = ['orders', 'told_ambiguous', 'sagas_left', 'left_unsettled', 'resumed', 'resumed_final',
+  'unsettled', 'completed_orders', 'compensated_orders', 'shipments', 'orphan_shipments', 'unshipped_orders',
+  'false_failures', 'false_successes', 'reserved_drift_before_resume', 'reserved_drift', 'reserved_after'];
 const GRAPHQL_FIGURES = ['valuations_asked', 'cut_fields_total', 'cut_fields_gone', 'cut_outlived_p50_ms',
   'cut_outlived_max_ms', 'cut_fields'];
 
@@ -94,7 +102,9 @@ function check(ok, what) {
 
 // What the lab exists to show (see the top of this file).
 function checkFigures(byName, database) {
-  for (const [name, { timeouts, cutoff }] of Object.entries(byName)) {
+  // Zombie statement time: the orders scenario's statements are short (its point is what the
+  // users are told), so it is checked apart.
+  for (const [name, { timeouts, cutoff }] of Object.entries(byName).filter(([n]) => n !== 'orders')) {
     check(timeouts.zombie_seconds > 0.5, `${name}: timeouts leave zombie work (${timeouts.zombie_seconds} s)`);
     check(cutoff.zombie_seconds < 0.01 * timeouts.zombie_seconds,
       `${name}: cutoff's zombie work ${cutoff.zombie_seconds} s is under 1% of timeouts' ${timeouts.zombie_seconds} s`);
@@ -137,6 +147,31 @@ function checkFigures(byName, database) {
   }
   if (byName.graphql) checkGraphQL(byName.graphql);
   if (byName.overload) checkOverload(byName.overload, database);
+  if (byName.orders) checkOrders(byName.orders);
+}
+
+function checkOrders(orders) {
+  for (const mode of MODES) {
+    const m = orders[mode];
+    check(m.orders > 0 && m.orders === m.requests, `orders/${mode}: orders were placed (${m.orders})`);
+    // The journal is the truth about the local step in every mode: its effect and its row commit together.
+    check(m.reserved_drift === 0 && m.reserved_drift_before_resume === 0,
+      `orders/${mode}: the stock reserved agrees with the saga journal (drift ${m.reserved_drift_before_resume} ` +
+      `before resuming, ${m.reserved_drift} after)`);
+    check(m.false_successes === 0 && m.unshipped_orders === 0,
+      `orders/${mode}: every order told completed shipped (${m.false_successes} not, ${m.unshipped_orders} ` +
+      'completed without a shipment)');
+  }
+  const { timeouts, cutoff } = orders;
+  check(cutoff.false_failures === 0 && cutoff.orphan_shipments === 0,
+    `orders: under cutoff no user is told a failed order that shipped (${cutoff.false_failures}) and no shipment ` +
+    `goes out with its stock released (${cutoff.orphan_shipments})`);
+  check(cutoff.resumed > 0 && cutoff.resumed_final === cutoff.resumed && cutoff.unsettled === 0,
+    `orders: under cutoff every saga left ambiguous is settled by resuming it (${cutoff.resumed_final} of ` +
+    `${cutoff.resumed}, ${cutoff.unsettled} left)`);
+  check(timeouts.orphan_shipments > 0 && timeouts.false_failures > 0,
+    `orders: under timeouts shipping's own timeout answers 504 and books anyway: ${timeouts.orphan_shipments} ` +
+    `shipments with their stock released, ${timeouts.false_failures} users told a failed order that shipped`);
 }
 
 function checkGraphQL(gql) {
@@ -202,7 +237,7 @@ async function main() {
   const report = join(dir, 'lab-report.html');
   const args = ['lab', '--db', db, '--duration-s', String(opts.duration), '--results', results, '--report', report];
   // Over gRPC the chain alone: the transport changes the calls, not what the other scenarios show.
-  const expected = opts.transport === 'grpc' ? ['chain'] : ['chain', 'amplification', 'graphql', 'overload'];
+  const expected = opts.transport === 'grpc' ? ['chain'] : ['chain', 'amplification', 'graphql', 'overload', 'orders'];
   if (opts.transport === 'grpc') args.push('--inventory-transport', 'grpc', '--scenarios', 'chain');
   console.log(`${NAME}: ${opts.cutoff} ${args.join(' ')}`);
   const running = runChild(opts.cutoff, args, { timeoutMs: 600_000 });
@@ -226,7 +261,7 @@ async function main() {
   for (const [name, modes] of Object.entries(byName)) {
     for (const mode of MODES) {
       const m = modes?.[mode];
-      const own = name === 'graphql' ? GRAPHQL_FIGURES : name === 'overload' ? OVERLOAD_FIGURES : [];
+      const own = { graphql: GRAPHQL_FIGURES, overload: OVERLOAD_FIGURES, orders: ORDERS_FIGURES }[name] ?? [];
       const missing = [...FIGURES, ...own].filter((f) => !(m && f in m));
       check(missing.length === 0, `${name}/${mode} has every figure${missing.length ? ` (missing ${missing})` : ''}`);
     }

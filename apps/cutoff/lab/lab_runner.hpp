@@ -19,7 +19,7 @@ namespace cutoff::lab {
 
 struct LabOptions {
   std::string db;  // database URL; empty: a SQLite file in $TMPDIR
-  std::vector<std::string> scenarios = {"chain", "amplification", "graphql", "overload"};
+  std::vector<std::string> scenarios = {"chain", "amplification", "graphql", "overload", "orders"};
   std::vector<std::string> modes = {"none", "timeouts", "cutoff"};
   // The timeout table (user 5 s, service A 2 s, service B 10 s, query 8 s) times this.
   double scale = 0.05;

@@ -40,13 +40,9 @@ namespace cutoff::lab::internal {
 
 namespace asio = boost::asio;
 
-namespace {
-
 Ms Scaled(double seconds, double scale) {
   return Ms(std::max<std::int64_t>(1, std::llround(seconds * 1000.0 * scale)));
 }
-
-}  // namespace
 
 Layers::Layers(double scale)
     : user(Scaled(5, scale)),
@@ -244,6 +240,7 @@ json::object ModeRun::Run() {
                  Clock::time_point(e.ended->time_since_epoch()));
     };
   }
+  Configure(inv);
   inventory_ = std::make_unique<wh::Inventory>(inv);
   asio::io_context inventory_io(1), gateway_io(1);
   {
@@ -259,8 +256,9 @@ json::object ModeRun::Run() {
   http::Server inventory_server(inventory_io.get_executor(), iso);
   inventory_->mount(inventory_server);
   const std::uint16_t inventory_port = inventory_server.listen("127.0.0.1", 0);
+  inventory_url_ = "http://127.0.0.1:" + std::to_string(inventory_port);
   wh::GatewayOptions gw;
-  gw.inventory_url = "http://127.0.0.1:" + std::to_string(inventory_port);
+  gw.inventory_url = inventory_url_;
   // Over gRPC the inventory's calls run on the same loop as its HTTP routes would.
   std::unique_ptr<grpc::Server> inventory_grpc;
   if (const auto transport = wh::parse_inventory_transport(lab_.inventory_transport);
@@ -283,6 +281,7 @@ json::object ModeRun::Run() {
   http::Server gateway_server(gateway_io.get_executor(), gso);
   gateway.mount(gateway_server);
   gateway_url_ = "http://127.0.0.1:" + std::to_string(gateway_server.listen("127.0.0.1", 0)) + "/graphql";
+  Started(inventory_io);
   auto inventory_guard = asio::make_work_guard(inventory_io);
   auto gateway_guard = asio::make_work_guard(gateway_io);
   std::thread inventory_thread([&inventory_io] { inventory_io.run(); });
@@ -307,6 +306,7 @@ json::object ModeRun::Run() {
   // Work still running for callers that are gone: let it end on its own, up to a bound (a
   // backlog with no timeout anywhere could take minutes), then stop what is left.
   drained_ = WaitIdle(std::max<Duration>(std::chrono::seconds(2), 10 * layers_.query), true);
+  Settle(inventory_io);
   inventory_->stop_all();
   gateway_server.shutdown(Ms(100));
   inventory_server.shutdown(Ms(100));
@@ -442,15 +442,10 @@ asio::awaitable<void> ModeRun::User(std::string id, std::string query, bool fast
     a.request_code = a.codes.back();
   }
   a.end = Clock::now();
-  if (a.ok()) {
-    ++ok_;
-    ok_times_.push_back(a.end);
-  }
-  if (a.outcome != Outcome::failed) answered_times_.push_back(a.end);
   // Every mode's user behaves the same: a failure is retried after a short pause while the
   // load lasts. What a retry costs the backend is what differs.
   const bool retry = !a.ok() && retries_left > 0 && Since(t0_, a.end) < load_for_;
-  attempts_.push_back(std::move(a));
+  Record(std::move(a));
   --in_flight_;
   if (retry) {
     ++retries_;
@@ -458,6 +453,15 @@ asio::awaitable<void> ModeRun::User(std::string id, std::string query, bool fast
     co_await pause.async_wait(asio::use_awaitable);
     co_await User(id + "r", std::move(query), fast, retries_left - 1);
   }
+}
+
+void ModeRun::Record(Attempt a) {
+  if (a.ok()) {
+    ++ok_;
+    ok_times_.push_back(a.end);
+  }
+  if (a.outcome != Outcome::failed) answered_times_.push_back(a.end);
+  attempts_.push_back(std::move(a));
 }
 
 asio::awaitable<void> ModeRun::Sample() {

@@ -6,9 +6,10 @@
 //   ModeRun run(options, spec, wh::Mode::cutoff, db, postgres, &valuation_steps);
 //   boost::json::object figures = run.Run();
 //
-// A scenario with a load of its own (overload_run.hpp) derives from ModeRun: it overrides
-// Load() and adds its figures in AddFigures(); the services, the users, the sampling and the
-// common figures are this class's.
+// A scenario with a load of its own (overload_run.hpp, orders_run.hpp) derives from ModeRun: it
+// overrides Load() and adds its figures in AddFigures(), and may set the inventory up
+// (Configure, Started) and look at what the run left behind before the services stop
+// (Settle); the services, the users, the sampling and the common figures are this class's.
 #ifndef CUTOFF_APPS_CUTOFF_LAB_MODE_RUN_HPP_
 #define CUTOFF_APPS_CUTOFF_LAB_MODE_RUN_HPP_
 
@@ -33,8 +34,12 @@
 namespace cutoff::http {
 class Client;
 }
+namespace boost::asio {
+class io_context;
+}
 namespace cutoff::warehouse {
 class Inventory;
+struct InventoryOptions;
 }
 
 namespace cutoff::lab::internal {
@@ -45,6 +50,9 @@ using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::milliseconds;
 
 inline double Since(Clock::time_point t0, Clock::time_point t) { return std::chrono::duration<double>(t - t0).count(); }
+
+// `seconds` of the unscaled timeout table, times `scale`; at least 1 ms.
+Ms Scaled(double seconds, double scale);
 
 // The timeout table of the chain (user 5 s, gateway 2 s, inventory 10 s, query 8 s), scaled.
 struct Layers {
@@ -152,6 +160,16 @@ class ModeRun {
   virtual boost::asio::awaitable<void> Load();
   // Figures of the scenario's own, added to the common ones.
   virtual void AddFigures(json::object& figures) { (void)figures; }
+  // Before the inventory is made: its options for this scenario.
+  virtual void Configure(wh::InventoryOptions& options) { (void)options; }
+  // The inventory has started and is served at `inventory_url_`; its loop is not running yet.
+  virtual void Started(boost::asio::io_context& inventory_io) { (void)inventory_io; }
+  // The load has ended and the work left has drained; the inventory still runs on its loop.
+  virtual void Settle(boost::asio::io_context& inventory_io) { (void)inventory_io; }
+  // Records what one request got (the common figures are made of these).
+  void Record(Attempt a);
+  wh::Inventory& inventory() { return *inventory_; }
+  http::Client& client() { return *client_; }
   // A word for the progress line: the phase of the load at `t` seconds (empty: none).
   virtual std::string_view PhaseAt(double t) const {
     (void)t;
@@ -168,6 +186,7 @@ class ModeRun {
 
   const LabOptions& lab_;
   const ScenarioSpec& spec_;
+  std::string inventory_url_;  // "http://127.0.0.1:PORT"
   wh::Mode mode_;
   Layers layers_;
   std::string tag_;  // prefixes every request id of this run

@@ -74,6 +74,15 @@ Kind KindOf(std::string_view name, const Modes& modes) {
             "by users who retry",
             false, true};
   }
+  const bool orders = std::any_of(modes.begin(), modes.end(), [](const json::value* m) {
+    return Field(m, "orphan_shipments") != nullptr;
+  });
+  if (name == "orders" || orders) {
+    return {"Orders", "orders",
+            "each places an order: a saga reserves the stock in the inventory, then books the shipment with the "
+            "shipping service",
+            false, false, true};
+  }
   if (name == "chain" || name == "amplification") {
     return {"Valuation requests", "valuation requests",
             "each asks for warehouse 1's name and stockValuation; the valuation takes longer than the budget in "

@@ -77,6 +77,7 @@ struct Kind {
   std::string_view what;    // what one is
   bool graphql;             // its result is the cut fields
   bool overload = false;    // its result is goodput under overload and the recovery after it
+  bool orders = false;      // its result is what the orders did against what the users were told
 };
 
 Kind KindOf(std::string_view name, const Modes& modes);

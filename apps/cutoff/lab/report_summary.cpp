@@ -151,6 +151,30 @@ void OverloadInWords(std::vector<std::string>& out, const Modes& modes) {
   }
 }
 
+// The orders scenario in words: what the users were told against what happened, and what
+// resuming the sagas left unsettled.
+void OrdersInWords(std::vector<std::string>& out, const Modes& modes) {
+  auto count = [](std::string_view key) {
+    return [key](const json::value* m) -> std::optional<std::string> {
+      if (auto v = Fig(m, key)) return Count(*v);
+      return std::nullopt;
+    };
+  };
+  if (std::string lies = PerMode(modes, count("false_failures")); !lies.empty())
+    out.push_back("Users told their order had failed although it was shipped: " + lies + ".");
+  if (std::string orphans = PerMode(modes, count("orphan_shipments")); !orphans.empty())
+    out.push_back("Shipments booked for an order whose stock reservation was released: " + orphans + ".");
+  if (std::string settled = PerMode(modes,
+                                    [](const json::value* m) -> std::optional<std::string> {
+                                      auto left = Fig(m, "left_unsettled"), still = Fig(m, "unsettled");
+                                      if (!left || !still) return std::nullopt;
+                                      return Count(*left) + " (" + Count(*still) + " after resuming)";
+                                    });
+      !settled.empty()) {
+    out.push_back("Sagas left ambiguous or half-undone when the load ended: " + settled + ".");
+  }
+}
+
 // The sentences of one scenario.
 std::vector<std::string> ScenarioInWords(std::string_view name, const Modes& modes) {
   std::vector<std::string> out;
@@ -160,6 +184,8 @@ std::vector<std::string> ScenarioInWords(std::string_view name, const Modes& mod
     auto ok = Fig(m, "ok");
     return !m || (ok && *ok == 0);
   });
+
+  if (kind.orders) OrdersInWords(out, modes);
 
   // What the slow requests got.
   if (kind.graphql) {

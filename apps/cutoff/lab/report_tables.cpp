@@ -276,6 +276,33 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
            "watch when it never was"});
   }
 
+  if (kind.orders) {
+    t.group("orders", "What the orders did",
+            "Once every saga had ended, the lab resumed each one left ambiguous or half-undone (as cutoff saga "
+            "resume does), then compared the stock, the shipments and the saga journal with what each user was "
+            "told.");
+    t.row({"orders", "Orders placed", "", -1, Better::neither, ""});
+    t.row({"told_ambiguous", "Told the outcome is unknown", "", -1, Better::neither,
+           "answered commit_ambiguous: the order may have happened, so it is not placed again blindly"});
+    t.row({"left_unsettled", "Sagas left unsettled", "", -1, Better::neither,
+           "neither completed nor undone when the load ended; every saga by its state then:"});
+    t.codes("sagas_left");
+    t.row({"resumed", "Resumed", "", -1, Better::neither, "sagas the lab resumed after the load"});
+    t.row({"resumed_final", "Settled by resuming", "", -1, Better::neither, "completed or undone after it"});
+    t.row({"unsettled", "Still unsettled", "", -1, Better::lower, "after resuming"});
+    t.row({"completed_orders", "Completed", "", -1, Better::neither, "stock reserved and the shipment booked"});
+    t.row({"compensated_orders", "Undone", "", -1, Better::neither, "the reservation released, nothing to ship"});
+    t.row({"shipments", "Shipments booked", "", -1, Better::neither, "by the shipping service"});
+    t.row({"orphan_shipments", "Shipped, stock released", "", -1, Better::lower,
+           "shipments booked for an order whose saga undid its reservation"});
+    t.row({"false_failures", "Told it failed, yet it shipped", "", -1, Better::lower,
+           "users answered with an error other than commit_ambiguous whose order was shipped"});
+    t.row({"false_successes", "Told it completed, yet it did not", "", -1, Better::lower, ""});
+    t.row({"unshipped_orders", "Completed, never shipped", "", -1, Better::lower, ""});
+    t.row({"reserved_drift", "Stock against the journal", "items", -1, Better::neither,
+           "items reserved on the order bins less those the journal says its sagas hold: 0 when they agree"});
+  }
+
   t.group("goodput", "Useful answers", "");
   t.row({"goodput_rps", "Goodput", "req/s", 1, Better::higher,
          "complete answers per second of load, both kinds: all the data asked for, no error, before the user gave "
