@@ -249,9 +249,9 @@ asio::awaitable<void> OrdersRun::PlaceOrder(int n) {
       p.told = code;
     }
   } catch (const Error& e) {
-    const bool stopped = e.code() == ErrorCode::deadline_exceeded || e.code() == ErrorCode::cancelled ||
-                         e.code() == ErrorCode::attempt_timeout;
-    p.told = *hung_up ? "hung_up" : stopped ? "client_gave_up" : std::string(to_string(e.code()));
+    // A user who stopped waiting was told nothing, whatever its client makes of the cut call
+    // (a POST sent and not answered is commit_ambiguous to the client).
+    p.told = *hung_up ? "hung_up" : ctx.stop_requested() ? "client_gave_up" : std::string(to_string(e.code()));
     a.codes.push_back(p.told);
     a.request_code = p.told;
   }

@@ -284,6 +284,64 @@ TEST(LabReport, LeadsWithASummaryMadeFromTheFigures) {
   EXPECT_TRUE(SummarizeLab(json::parse("[1, 2]")).run.empty());
 }
 
+// An orders mode: `orphans` orders shipped with their stock released, `lies` users told a failed
+// order that shipped, `left` sagas left ambiguous and resumed.
+json::value OrdersMode(int orphans, int lies, int left) {
+  return json::object{{"requests", 40},
+                      {"ok", 20},
+                      {"partial", 0},
+                      {"failed", 20},
+                      {"request_errors", json::object{{"deadline_exceeded", 10}, {"hung_up", 10}}},
+                      {"orders", 40},
+                      {"told_ambiguous", 0},
+                      {"sagas_left", json::object{{"completed", 25 - left}, {"compensated", 15}, {"step_ambiguous", left}}},
+                      {"left_unsettled", left},
+                      {"resumed", left},
+                      {"resumed_final", left},
+                      {"unsettled", 0},
+                      {"completed_orders", 25},
+                      {"compensated_orders", 15},
+                      {"shipments", 25 + orphans},
+                      {"orphan_shipments", orphans},
+                      {"unshipped_orders", 0},
+                      {"false_failures", lies},
+                      {"false_successes", 0},
+                      {"reserved_drift_before_resume", 0},
+                      {"reserved_drift", 0},
+                      {"db_seconds", 1.0},
+                      {"zombie_seconds", 0.1},
+                      {"zombie_share", 0.1}};
+}
+
+TEST(LabReport, OrdersCompareWhatUsersWereToldWithWhatHappened) {
+  const json::value results = json::object{
+      {"version", 1},
+      {"scenarios", json::array{json::object{{"name", "orders"},
+                                             {"title", "Orders"},
+                                             {"modes", json::object{{"none", OrdersMode(0, 0, 0)},
+                                                                    {"timeouts", OrdersMode(7, 4, 0)},
+                                                                    {"cutoff", OrdersMode(0, 0, 6)}}}}}}};
+  const std::string page = RenderLabReport(results);
+  EXPECT_THAT(page, HasSubstr("data-group=\"orders\""));
+  // Fewer orphans is better: cutoff and none are marked, timeouts is not.
+  const std::string orphans = Row(page, "orphan_shipments");
+  EXPECT_THAT(orphans, HasSubstr("<td data-mode=\"timeouts\">7</td>"));
+  EXPECT_THAT(orphans, HasSubstr("<td data-mode=\"cutoff\" class=\"best\">0</td>"));
+  EXPECT_THAT(Row(page, "false_failures"), HasSubstr("<td data-mode=\"timeouts\">4</td>"));
+  EXPECT_THAT(page, HasSubstr("step_ambiguous"));  // the sagas left, by state
+  const LabSummary summary = SummarizeLab(results);
+  ASSERT_EQ(summary.scenarios.size(), 1u);
+  const std::vector<std::string>& words = summary.scenarios[0].second;
+  EXPECT_THAT(words, ::testing::Contains(
+                         "Users told their order had failed although it was shipped: 0 under cutoff, 4 under "
+                         "per-layer timeouts and 0 with no deadlines."));
+  EXPECT_THAT(words, ::testing::Contains("Shipments booked for an order whose stock reservation was released: 0 "
+                                         "under cutoff, 7 under per-layer timeouts and 0 with no deadlines."));
+  EXPECT_THAT(words, ::testing::Contains("Sagas left ambiguous or half-undone when the load ended: 6 (all settled "
+                                         "by resuming) under cutoff, 0 under per-layer timeouts and 0 with no "
+                                         "deadlines."));
+}
+
 TEST(LabReport, ChartsHaveALinePerModeAndABarPerMode) {
   const std::string page = RenderLabReport(Results());
   for (std::string_view chart : {"pool", "goodput"}) {

@@ -168,7 +168,9 @@ void OrdersInWords(std::vector<std::string>& out, const Modes& modes) {
                                     [](const json::value* m) -> std::optional<std::string> {
                                       auto left = Fig(m, "left_unsettled"), still = Fig(m, "unsettled");
                                       if (!left || !still) return std::nullopt;
-                                      return Count(*left) + " (" + Count(*still) + " after resuming)";
+                                      if (*left == 0) return Count(*left);
+                                      if (*still == 0) return Count(*left) + " (all settled by resuming)";
+                                      return Count(*left) + " (" + Count(*still) + " still open after resuming)";
                                     });
       !settled.empty()) {
     out.push_back("Sagas left ambiguous or half-undone when the load ended: " + settled + ".");
@@ -333,7 +335,13 @@ std::array<std::optional<double>, 3> Total(const std::vector<Modes>& scenarios, 
 // The sentences about the whole run: what differs between the modes.
 std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, const std::vector<Modes>& all) {
   std::vector<std::string> out;
-  const auto zombie = Total(all, "zombie_seconds"), db = Total(all, "db_seconds");
+  // The orders scenario is about what users are told: its statements are the sagas' own
+  // bookkeeping, and its requests are orders, not valuations; it has a sentence of its own.
+  std::vector<Modes> reads;
+  for (std::size_t s = 0; s < all.size(); ++s) {
+    if (!KindOf(names[s], all[s]).orders) reads.push_back(all[s]);
+  }
+  const auto zombie = Total(reads, "zombie_seconds"), db = Total(reads, "db_seconds");
   std::array<std::optional<std::string>, 3> share;
   for (std::size_t i = 0; i < 3; ++i) {
     if (zombie[i] && db[i] && *db[i] > 0) share[i] = Percent(*zombie[i] / *db[i]);
@@ -347,7 +355,7 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
         "Work nobody waited for (statements still running after their caller had its answer or had "
         "given up): " +
         *share[2] + " of the database's statement time under cutoff, against " + JoinAnd(others) +
-        (all.size() > 1 ? " (all scenarios together)." : "."));
+        (reads.size() > 1 ? " (all scenarios together)." : "."));
   }
 
   // The cheap lookups of the scenarios that have them.
@@ -381,7 +389,8 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
   // is said below).
   std::vector<Modes> steady;
   for (std::size_t s = 0; s < all.size(); ++s) {
-    if (!KindOf(names[s], all[s]).overload) steady.push_back(all[s]);
+    const Kind kind = KindOf(names[s], all[s]);
+    if (!kind.overload && !kind.orders) steady.push_back(all[s]);
   }
   const auto ok = Total(steady, "ok"), partial = Total(steady, "partial"), sent = Total(steady, "requests");
   if (std::all_of(ok.begin(), ok.end(), [](const auto& v) { return !v || *v == 0; }) &&
@@ -402,6 +411,25 @@ std::vector<std::string> RunInWords(const std::vector<std::string_view>& names, 
     }
     if (parts.size() >= 2)
       out.push_back("Valuation requests and GraphQL operations answered in full: " + JoinAnd(parts) + ".");
+  }
+
+  // Orders: what users were told against what the two services did.
+  for (std::size_t s = 0; s < all.size(); ++s) {
+    const Modes& modes = all[s];
+    if (!KindOf(names[s], modes).orders) continue;
+    const auto lies = Fig(modes[2], "false_failures"), orphans = Fig(modes[2], "orphan_shipments");
+    const auto open = Fig(modes[2], "left_unsettled"), still = Fig(modes[2], "unsettled");
+    const auto their_lies = Fig(modes[1], "false_failures"), their_orphans = Fig(modes[1], "orphan_shipments");
+    if (!lies || !orphans || !their_lies || !their_orphans) continue;
+    std::string line = "Orders, a saga across two services: users told their order failed although it shipped " +
+                       Count(*lies) + " under cutoff, against " + Count(*their_lies) +
+                       " under per-layer timeouts; shipments booked with their stock released " + Count(*orphans) +
+                       " against " + Count(*their_orphans);
+    if (open && still && *open > 0)
+      line += "; cutoff's " + Count(*open) + " sagas left ambiguous " +
+              (*still == 0 ? std::string("were all settled by resuming them") : Count(*still) + " still open after resuming");
+    out.push_back(line + ".");
+    break;
   }
 
   // Overload runs: how much of the capacity stayed useful, and how soon the services were back.
