@@ -1,7 +1,9 @@
 // The order saga across two services over HTTP on loopback: the inventory reserves stock in its
 // database, then books the shipment with the shipping service. A refusal releases the
 // reservation, a spent budget is a definite failure, and a caller that leaves mid-booking
-// leaves a step_ambiguous saga that resume settles with the same key.
+// leaves a step_ambiguous saga that resume settles with the same key. A shipping service with
+// a timeout of its own that books on after answering 504 (the lab's `timeouts` mode) makes the
+// saga undo an order that ships: the baseline the lab measures.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -52,11 +54,13 @@ class OrderSagaTest : public ::testing::Test {
   }
 
   // `over_grpc`: the saga books through the shipping service's gRPC service.
+  // `tune` adjusts the shipping service's options.
   void Start(std::chrono::milliseconds booking_time = 0ms, std::chrono::milliseconds reply_margin = 20ms,
-             bool over_grpc = false) {
+             bool over_grpc = false, const std::function<void(ShippingOptions&)>& tune = nullptr) {
     ShippingOptions ship;
     ship.db_url = "sqlite:" + (dir_ / "shipping.db").string();
     ship.booking_time = booking_time;
+    if (tune) tune(ship);
     shipping_ = std::make_unique<Shipping>(ship);
     setup_ = Context().with_timeout(1min);  // outlives the coroutines that take it by reference
     auto ship_started = asio::co_spawn(io_, shipping_->start(setup_), asio::use_future);
@@ -281,6 +285,47 @@ TEST_F(OrderSagaTest, ACallerLeavingMidBookingLeavesAnAmbiguousStepThatResumeSet
   EXPECT_EQ(out.state, effects::SagaState::completed) << (out.error ? out.error->what() : "");
   EXPECT_EQ(State(4, "o-4"), std::make_pair(std::int64_t{3}, 200));
   EXPECT_EQ(Journal("o-4").steps[1].attempts, 2);
+}
+
+TEST_F(OrderSagaTest, BookingsTakeATimeDrawnFromTheirRange) {
+  Start(Scaled(50ms), 20ms, false, [](ShippingOptions& s) { s.booking_time_max = Scaled(150ms); });
+  for (int i = 0; i < 4; ++i) {
+    http::Response r;
+    const auto began = std::chrono::steady_clock::now();
+    RunSync([&]() -> asio::awaitable<void> {
+      http::Client client(co_await asio::this_coro::executor);
+      r = co_await client.request(Context().with_timeout(20s), Order(inventory_url_, "r-" + std::to_string(i), 1, 1));
+    });
+    const auto took = std::chrono::steady_clock::now() - began;
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_GE(took, Scaled(50ms));
+    EXPECT_LT(took, Scaled(150ms) + 5s);  // generous: a busy machine
+  }
+}
+
+TEST_F(OrderSagaTest, UnderPerLayerTimeoutsShippingAnswers504AndShipsAnOrderTheSagaUndid) {
+  // The lab's `timeouts` baseline (docs/lab.md, "orders"): shipping's own timeout answers 504
+  // deadline_exceeded and the booking goes on. The saga takes the answer at its word (a 504
+  // deadline_exceeded says nothing was done) and releases the stock; the order ships anyway.
+  Start(Scaled(800ms), 20ms, false, [](ShippingOptions& s) {
+    s.mode = Mode::timeouts;
+    s.own_timeout = Scaled(100ms);
+  });
+  http::Response r;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    r = co_await client.request(Context().with_timeout(20s), Order(inventory_url_, "o-9", 2, 1));
+  });
+  EXPECT_EQ(r.status, 504) << r.body;
+  EXPECT_NE(r.body.find("deadline_exceeded"), std::string::npos) << r.body;
+  EXPECT_EQ(Journal("o-9").state, effects::SagaState::compensated);
+  std::pair<std::int64_t, int> state;
+  for (int i = 0; i < 100; ++i) {
+    state = State(2, "o-9");
+    if (state.second == 200) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(state, std::make_pair(std::int64_t{0}, 200));  // released, and shipped
 }
 
 TEST_F(OrderSagaTest, RefusesMalformedOrders) {
