@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cutoff/core/error.hpp"
+#include "cutoff/http/idempotency_key.hpp"
 #include "cutoff/sql/connect.hpp"
 #include "cutoff/sql/pool_metrics.hpp"
 #include "warehouse/mode_serve.hpp"
@@ -331,14 +332,9 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
       [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
         // The key is required: without one a retry reserves again, and the caller that forgot
         // it (or sent it empty) would believe otherwise.
-        const std::vector<std::string_view> keys = req.headers.get_all("Idempotency-Key");
-        if (keys.empty())
-          throw Error(ErrorCode::invalid_argument, "POST /reservations needs an Idempotency-Key header",
-                      rctx.request_id());
-        if (keys.size() > 1)
-          throw Error(ErrorCode::invalid_argument,
-                      "send one Idempotency-Key header, not " + std::to_string(keys.size()), rctx.request_id());
-        effects::check_idempotency_key(keys.front(), rctx.request_id());
+        std::string key =
+            http::required_idempotency_key(req, "POST /reservations needs an Idempotency-Key header", rctx.request_id());
+        effects::check_idempotency_key(key, rctx.request_id());
         json::error_code ec;
         json::value body = json::parse(req.body, ec);
         const json::object* o = ec ? nullptr : body.if_object();
@@ -360,7 +356,6 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
         if (!bin_id || !amount || *amount <= 0)
           throw Error(ErrorCode::invalid_argument, R"(expected {"binId": <int>, "qty": <positive int>})",
                       rctx.request_id());
-        std::string key(keys.front());
         co_return Response::json(200, co_await reserve(rctx, std::move(key), *bin_id, *amount));
       },
       route("inventory.reserve"));
@@ -370,14 +365,9 @@ void Inventory::mount(http::Server& server, observe::Registry* metrics) {
   server.route(
       "POST", "/orders",
       [this](const Request& req, const Context& rctx) -> asio::awaitable<Response> {
-        const std::vector<std::string_view> keys = req.headers.get_all("Idempotency-Key");
-        if (keys.size() != 1)
-          throw Error(ErrorCode::invalid_argument,
-                      keys.empty() ? "POST /orders needs an Idempotency-Key header (it is the order's id)"
-                                   : "send one Idempotency-Key header, not " + std::to_string(keys.size()),
-                      rctx.request_id());
+        std::string key = http::required_idempotency_key(
+            req, "POST /orders needs an Idempotency-Key header (it is the order's id)", rctx.request_id());
         Order placed = parse_order(req.body, rctx.request_id());
-        std::string key(keys.front());
         std::string answer =
             co_await order(rctx, std::move(key), placed.bin_id, placed.qty, std::move(placed.destination));
         co_return Response::json(200, std::move(answer));

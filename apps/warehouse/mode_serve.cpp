@@ -29,10 +29,8 @@ asio::awaitable<std::string> serve_in_mode(const ModeBounds& bounds, const Conte
   };
   const auto ex = co_await asio::this_coro::executor;
   auto pending = std::make_shared<Pending>(ex);
-  if (bounds.mode == Mode::timeouts)
-    pending->wake.expires_after(bounds.own_timeout);
-  else
-    pending->wake.expires_at(asio::steady_timer::time_point::max());
+  if (bounds.mode == Mode::timeouts) pending->wake.expires_after(bounds.own_timeout);
+  else pending->wake.expires_at(asio::steady_timer::time_point::max());
   asio::co_spawn(
       ex,
       [work, ctx = base.with_values(request.values())]() -> asio::awaitable<std::string> {

@@ -36,8 +36,8 @@ using ModeWork = std::function<boost::asio::awaitable<std::string>(const Context
 // Runs `work` for `request` as `bounds.mode` says (see the top of this file). `base` carries
 // the service's shutdown; the detached work gets `request`'s values (request id, trace) on it.
 // `work` is copied into the detached coroutine, so it may go out of scope when this returns.
-boost::asio::awaitable<std::string> serve_in_mode(const ModeBounds& bounds, const Context& base,
-                                                  const Context& request, const ModeWork& work);
+boost::asio::awaitable<std::string> serve_in_mode(const ModeBounds& bounds, const Context& base, const Context& request,
+                                                  const ModeWork& work);
 
 }  // namespace cutoff::warehouse
 

@@ -12,6 +12,7 @@
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/http/idempotency_key.hpp"
 #include "cutoff/sql/connect.hpp"
 #include "warehouse/mode_serve.hpp"
 
@@ -37,16 +38,6 @@ std::string ShipmentJson(const Shipment& s, bool replayed) {
   return json::serialize(o);
 }
 
-// The one Idempotency-Key header a write needs.
-std::string OneKey(const Request& req, const Context& ctx) {
-  const std::vector<std::string_view> keys = req.headers.get_all("Idempotency-Key");
-  if (keys.size() != 1)
-    throw Error(ErrorCode::invalid_argument,
-                keys.empty() ? "POST /shipments needs an Idempotency-Key header"
-                             : "send one Idempotency-Key header, not " + std::to_string(keys.size()),
-                ctx.request_id());
-  return std::string(keys.front());
-}
 
 }  // namespace
 
@@ -156,7 +147,8 @@ void Shipping::mount(http::Server& server) {
   server.route(
       "POST", "/shipments",
       [this](const Request& req, const Context& ctx) -> asio::awaitable<Response> {
-        std::string key = OneKey(req, ctx);
+        std::string key =
+            http::required_idempotency_key(req, "POST /shipments needs an Idempotency-Key header", ctx.request_id());
         json::error_code ec;
         json::value body = json::parse(req.body, ec);
         const json::object* o = ec ? nullptr : body.if_object();

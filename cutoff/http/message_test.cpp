@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cutoff/http/idempotency_key.hpp"
+
 namespace cutoff::http {
 namespace {
 
@@ -20,6 +22,30 @@ TEST(Headers, CaseInsensitiveLookupInArrivalOrder) {
   h.erase("X-A");
   EXPECT_FALSE(h.contains("x-a"));
   EXPECT_EQ(h.views().size(), 1u);
+}
+
+TEST(IdempotencyKey, OneHeaderAtMost) {
+  Request r;
+  EXPECT_FALSE(idempotency_key(r, "rid").has_value());
+  try {
+    required_idempotency_key(r, "POST /x needs an Idempotency-Key header", "rid");
+    ADD_FAILURE() << "no key, no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_STREQ(e.message().c_str(), "POST /x needs an Idempotency-Key header");
+    EXPECT_EQ(e.request_id(), "rid");
+  }
+  r.headers.add("idempotency-key", "k-1");
+  EXPECT_EQ(idempotency_key(r, "rid"), "k-1");
+  EXPECT_EQ(required_idempotency_key(r, "missing", "rid"), "k-1");
+  r.headers.add("Idempotency-Key", "k-2");
+  try {
+    idempotency_key(r, "rid");
+    ADD_FAILURE() << "two keys, no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_EQ(e.message(), "send one Idempotency-Key header, not 2");
+  }
 }
 
 TEST(Request, PathQueryAndParameters) {

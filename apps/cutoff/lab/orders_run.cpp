@@ -119,16 +119,14 @@ void OrdersRun::Configure(wh::InventoryOptions& options) {
 }
 
 void OrdersRun::Started(asio::io_context& inventory_io) {
-  const auto now_ms =
-      std::chrono::duration_cast<Ms>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now_ms = std::chrono::duration_cast<Ms>(std::chrono::system_clock::now().time_since_epoch()).count();
   stamp_ = tag_ + std::to_string(now_ms) + "-";
 
   // The shipping service, with a database of its own, on a thread of its own (a second
   // process, in effect), in the same mode as the inventory.
   shipping_ = std::make_unique<ShippingHost>();
-  shipping_->db_path = (std::filesystem::temp_directory_path() /
-                        ("cutoff-lab-shipping-" + std::to_string(getpid()) + ".db"))
-                           .string();
+  shipping_->db_path =
+      (std::filesystem::temp_directory_path() / ("cutoff-lab-shipping-" + std::to_string(getpid()) + ".db")).string();
   shipping_->RemoveDatabase();
   wh::ShippingOptions so;
   so.db_url = "sqlite:" + shipping_->db_path;

@@ -58,8 +58,8 @@ class OrdersRun final : public ModeRun {
 
   std::unique_ptr<ShippingHost> shipping_;
   std::unique_ptr<http::Client> users_client_;
-  std::string stamp_;                // unique to this run: order ids never repeat across runs
-  std::vector<std::int64_t> bins_;   // the bins orders take stock from
+  std::string stamp_;               // unique to this run: order ids never repeat across runs
+  std::vector<std::int64_t> bins_;  // the bins orders take stock from
   std::vector<Placed> placed_;
   json::object settled_;  // the figures Settle() found
 };

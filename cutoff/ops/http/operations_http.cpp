@@ -3,10 +3,13 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "cutoff/core/error.hpp"
+#include "cutoff/http/idempotency_key.hpp"
 #include "cutoff/ops/invoker.hpp"
 
 namespace cutoff::ops {
@@ -48,11 +51,8 @@ void mount_operations(http::Server& server, const Registry& registry, MountOptio
           // The key names this invocation; the operation records it with its effect (or
           // the invocation is refused: a key nobody honours is worse than none).
           InvokeOptions invoke;
-          const std::vector<std::string_view> keys = req.headers.get_all("Idempotency-Key");
-          if (keys.size() > 1)
-            throw Error(ErrorCode::invalid_argument,
-                        "send one Idempotency-Key header, not " + std::to_string(keys.size()), ctx.request_id());
-          if (!keys.empty()) invoke.idempotency_key = std::string(keys.front());
+          if (std::optional<std::string> key = http::idempotency_key(req, ctx.request_id()))
+            invoke.idempotency_key = std::move(*key);
           auto invoking = invoker->invoke(ctx, name, std::move(args), std::move(invoke));
           json::value result = co_await std::move(invoking);
           co_return http::Response::json(200, json::serialize(result));
