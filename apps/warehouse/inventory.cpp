@@ -95,8 +95,14 @@ void Inventory::use_shipping(const asio::any_io_executor& executor, std::string 
   OrderSagaOptions order;
   order.client = shipping_client_.get();
   order.shipping_url = options_.shipping_url;
+  DefineOrderSaga(std::move(order));
+}
+
+void Inventory::DefineOrderSaga(OrderSagaOptions order) {
   order.budget = options_.order_budget;
-  sagas_ = std::make_unique<effects::Sagas>(*effects_);
+  effects::SagaOptions saga_options;
+  saga_options.registry = options_.metrics;  // cutoff_saga_outcomes_total, cutoff_saga_compensations_total
+  sagas_ = std::make_unique<effects::Sagas>(*effects_, saga_options);
   sagas_->define(order_saga(order));
 }
 
@@ -108,9 +114,7 @@ void Inventory::use_shipping_grpc(const asio::any_io_executor& executor, std::st
   shipping_grpc_ = std::make_unique<grpc::Client>(executor, std::move(target), client);
   OrderSagaOptions order;
   order.grpc_client = shipping_grpc_.get();
-  order.budget = options_.order_budget;
-  sagas_ = std::make_unique<effects::Sagas>(*effects_);
-  sagas_->define(order_saga(order));
+  DefineOrderSaga(std::move(order));
 }
 
 http::ServerOptions Inventory::server_options(observe::Registry* metrics) const {

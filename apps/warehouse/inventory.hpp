@@ -68,6 +68,7 @@
 #include "cutoff/resilience/service_time_admission.hpp"
 #include "cutoff/sql/pool.hpp"
 #include "warehouse/mode.hpp"
+#include "warehouse/order_saga.hpp"
 #include "warehouse/warehouse_db.hpp"
 
 namespace cutoff::warehouse {
@@ -114,7 +115,8 @@ struct InventoryOptions {
   std::optional<resilience::AdaptiveLimitOptions> valuation_limit = resilience::AdaptiveLimitOptions{};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
-  // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions);
+  // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions),
+  // and the order saga its outcomes and compensations (effects::SagaOptions::registry);
   // null: nowhere. Must outlive the Inventory.
   observe::Registry* metrics = nullptr;
 };
@@ -193,6 +195,8 @@ class Inventory {
   // cancels its handler when the caller goes (gRPC's) leaves the work running as these
   // baselines do.
   boost::asio::awaitable<std::string> Serve(const Context& request, const Work& work);
+  // The order saga over `order`'s client, with this service's order budget and metrics.
+  void DefineOrderSaga(OrderSagaOptions order);
   // A pooled connection for `ctx`'s work: under `timeouts`, with the service's own timeout.
   boost::asio::awaitable<sql::Pool::Lease> Acquire(const Context& ctx);
 

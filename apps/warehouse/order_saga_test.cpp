@@ -25,6 +25,7 @@
 #include "tests/support/run_sync.hpp"
 #include "tests/support/sleep.hpp"
 #include "tests/support/time_scale.hpp"
+#include "cutoff/observe/metrics.hpp"
 #include "cutoff/ops/catalog.hpp"
 #include "cutoff/ops/invoker.hpp"
 #include "cutoff/ops/mcp/tools.hpp"
@@ -86,6 +87,7 @@ class OrderSagaTest : public ::testing::Test {
     inv.valuation_steps = 1;
     if (!over_grpc) inv.shipping_url = shipping_url_;
     inv.shipping_reply_margin = reply_margin;
+    inv.metrics = &metrics_;
     inventory_ = std::make_unique<Inventory>(inv);
     std::promise<void> started;
     auto done = started.get_future();
@@ -171,6 +173,7 @@ class OrderSagaTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  observe::Registry metrics_;  // outlives the inventory
   Context setup_;
   asio::io_context io_{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard_;
@@ -221,6 +224,14 @@ TEST_F(OrderSagaTest, ARefusedShipmentReleasesTheReservation) {
   EXPECT_EQ(journal.at("failed_step"), "ship");
   EXPECT_EQ(journal.at("steps").at(0).at("state"), "compensated");
   EXPECT_EQ(journal.at("steps").at(1).at("state"), "failed");
+  // The inventory's registry counts the outcome and the compensation.
+  const std::string exposed = metrics_.expose();
+  EXPECT_NE(exposed.find(R"(cutoff_saga_outcomes_total{saga="warehouse.order",state="compensated"} 1)"),
+            std::string::npos)
+      << exposed;
+  EXPECT_NE(exposed.find(R"(cutoff_saga_compensations_total{saga="warehouse.order",step="reserve",outcome="done"} 1)"),
+            std::string::npos)
+      << exposed;
 }
 
 TEST_F(OrderSagaTest, ABudgetSpentWhileBookingIsADefiniteFailureAndIsUndone) {
