@@ -6,6 +6,7 @@
 // saga undo an order that ships: the baseline the lab measures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -61,6 +62,7 @@ class OrderSagaTest : public ::testing::Test {
     ShippingOptions ship;
     ship.db_url = "sqlite:" + (dir_ / "shipping.db").string();
     ship.booking_time = booking_time;
+    ship.route_budget = std::max<std::chrono::milliseconds>(ship.route_budget, 3 * booking_time);
     if (tune) tune(ship);
     shipping_ = std::make_unique<Shipping>(ship);
     setup_ = Context().with_timeout(1min);  // outlives the coroutines that take it by reference
@@ -87,6 +89,8 @@ class OrderSagaTest : public ::testing::Test {
     inv.valuation_steps = 1;
     if (!over_grpc) inv.shipping_url = shipping_url_;
     inv.shipping_reply_margin = reply_margin;
+    // Budgets that still fit a booking stretched by a slow build (CUTOFF_TEST_TIME_SCALE).
+    inv.order_budget = std::max<std::chrono::milliseconds>(inv.order_budget, 3 * booking_time);
     inv.metrics = &metrics_;
     inventory_ = std::make_unique<Inventory>(inv);
     std::promise<void> started;
