@@ -1,5 +1,5 @@
-// A lab results document (docs/lab.md, "Results file") with realistic figures for the three
-// scenarios, for checking the report page without running the lab. Deterministic: the noise
+// A lab results document (docs/lab.md, "Results file") with realistic figures for the chain,
+// amplification, graphql and orders scenarios, for checking the report page without running the lab. Deterministic: the noise
 // in the timelines comes from a seeded generator.
 //
 //   import { sampleResults } from './sample_results.mjs';
@@ -194,6 +194,46 @@ export function sampleResults() {
           }),
         },
         notes: ['Partial responses: the fields that made it are returned with a DEADLINE_EXCEEDED error for each cut one.'],
+      },
+      {
+        name: 'orders',
+        title: 'Orders: a saga reserves stock in the inventory, then books the shipment with the shipping service (20 to 160 ms a booking); users wait 250 ms or 62 ms, some hang up half-way, and one order in eight is refused',
+        modes: {
+          none: mode({
+            requests: 80, partial: 0, requestErrors: { client_gave_up: 16, hung_up: 10, invalid_argument: 10 },
+            p50_ms: 95.2, p99_ms: 161.5, fast_p99_ms: 0, retries: 0, ...pool, peak_pool_in_use: 1,
+            peak_pool_waiting: 0, pool_queued_s: 0, peak_db_running: 1, duration: 10.2, db: 0.06, zombie: 0.008,
+            zombie_statements: 0, overshoot_p50_ms: 2.1, overshoot_p99_ms: 9.8, drained: true,
+            orders: 80, told_ambiguous: 0, sagas_left: { completed: 70, compensated: 10 }, left_unsettled: 0, resumed: 0,
+            resumed_final: 0, unsettled: 0, completed_orders: 70, compensated_orders: 10, shipments: 70,
+            orphan_shipments: 0, unshipped_orders: 0, false_failures: 0, false_successes: 0,
+            reserved_drift_before_resume: 0, reserved_drift: 0, reserved_after: 140,
+            timeline: timeline(10, 101, { poolSize, pool: () => 0.3, goodput: () => 4.4, inFlight: () => 1 }),
+          }),
+          timeouts: mode({
+            requests: 80, partial: 0,
+            requestErrors: { deadline_exceeded: 16, client_gave_up: 16, hung_up: 10, invalid_argument: 10 },
+            p50_ms: 92.7, p99_ms: 105.1, fast_p99_ms: 0, retries: 0, ...pool, peak_pool_in_use: 1,
+            peak_pool_waiting: 0, pool_queued_s: 0, peak_db_running: 1, duration: 10.1, db: 0.08, zombie: 0.013,
+            zombie_statements: 1, overshoot_p50_ms: 3.4, overshoot_p99_ms: 12.0, drained: true,
+            orders: 80, told_ambiguous: 0, sagas_left: { completed: 42, compensated: 38 }, left_unsettled: 0, resumed: 0,
+            resumed_final: 0, unsettled: 0, completed_orders: 42, compensated_orders: 38, shipments: 70,
+            orphan_shipments: 28, unshipped_orders: 0, false_failures: 16, false_successes: 0,
+            reserved_drift_before_resume: 0, reserved_drift: 0, reserved_after: 84,
+            timeline: timeline(10, 103, { poolSize, pool: () => 0.3, goodput: () => 2.8, inFlight: () => 1 }),
+          }),
+          cutoff: mode({
+            requests: 80, partial: 0, requestErrors: { deadline_exceeded: 20, hung_up: 10, invalid_argument: 10 },
+            p50_ms: 88.4, p99_ms: 165.4, fast_p99_ms: 0, retries: 0, ...pool, peak_pool_in_use: 1,
+            peak_pool_waiting: 0, pool_queued_s: 0, peak_db_running: 1, duration: 10.2, db: 0.05, zombie: 0.002,
+            zombie_statements: 0, overshoot_p50_ms: 0.5, overshoot_p99_ms: 0.9, drained: true,
+            orders: 80, told_ambiguous: 0, sagas_left: { completed: 40, compensated: 30, step_ambiguous: 10 },
+            left_unsettled: 10, resumed: 10, resumed_final: 10, unsettled: 0, completed_orders: 50,
+            compensated_orders: 30, shipments: 50, orphan_shipments: 0, unshipped_orders: 0, false_failures: 0,
+            false_successes: 0, reserved_drift_before_resume: 0, reserved_drift: 0, reserved_after: 100,
+            timeline: timeline(10, 107, { poolSize, pool: () => 0.3, goodput: () => 4, inFlight: () => 1 }),
+          }),
+        },
       },
     ],
   };
