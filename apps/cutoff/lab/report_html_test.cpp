@@ -329,6 +329,7 @@ TEST(LabReport, OrdersCompareWhatUsersWereToldWithWhatHappened) {
   EXPECT_THAT(orphans, HasSubstr("<td data-mode=\"cutoff\" class=\"best\">0</td>"));
   EXPECT_THAT(Row(page, "false_failures"), HasSubstr("<td data-mode=\"timeouts\">4</td>"));
   EXPECT_THAT(page, HasSubstr("step_ambiguous"));  // the sagas left, by state
+  EXPECT_THAT(Row(page, "failed"), HasSubstr("or hung up"));
   const LabSummary summary = SummarizeLab(results);
   ASSERT_EQ(summary.scenarios.size(), 1u);
   const std::vector<std::string>& words = summary.scenarios[0].second;

@@ -221,7 +221,11 @@ void FiguresTable(std::string& out, std::string_view scenario, const Kind& kind,
   out += "</tr></thead>\n";
 
   TableRows t(out, modes);
-  const std::string patience = user_ms ? " after " + Display(*user_ms, 0) + " ms" : std::string();
+  // Orders have hurried users, who wait a quarter of the patience, and users who hang up.
+  std::string patience = user_ms ? " after " + Display(*user_ms, 0) + " ms" : std::string();
+  if (kind.orders)
+    patience = (user_ms ? " (after " + Display(*user_ms, 0) + " ms, or a quarter of that in a hurry)" : std::string()) +
+               " or hung up";
   t.group("slow", kind.noun,
           Capitalized(std::string(kind.what)) + ". Each is counted once: a retry is a request of its own.");
   t.row({"requests", "Sent", "", -1, Better::neither, "retries included"});
