@@ -68,6 +68,10 @@ double Percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
+void Bump(json::object& counts, const std::string& key) {
+  counts[key] = (counts.contains(key) ? counts[key].as_int64() : 0) + 1;
+}
+
 double Round(double x, int digits) {
   const double f = std::pow(10.0, digits);
   return std::round(x * f) / f;
@@ -172,10 +176,6 @@ std::string Lower(std::string s) {
 // A statement that ended within this of its caller's answer did not run on (the resolution
 // of the measurement on PostgreSQL, which polls pg_stat_activity every 5 ms).
 constexpr double kRanOn = 0.005;  // seconds
-
-void Bump(json::object& counts, const std::string& code) {
-  counts[code] = (counts.contains(code) ? counts[code].as_int64() : 0) + 1;
-}
 
 }  // namespace
 

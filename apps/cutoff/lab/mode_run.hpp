@@ -127,6 +127,8 @@ struct Attempt {
 
 double Percentile(std::vector<double> v, double p);
 double Round(double x, int digits = 1);
+// counts[key] += 1, from 0 when it is not there.
+void Bump(json::object& counts, const std::string& key);
 
 // ---- One scenario in one mode -----------------------------------------------------------------
 

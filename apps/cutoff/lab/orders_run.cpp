@@ -305,14 +305,19 @@ void OrdersRun::Settle(asio::io_context& inventory_io) {
   auto held = [](const effects::SagaRecord& s) {
     return !s.steps.empty() && s.steps[0].state == effects::SagaStepState::done;
   };
-  auto reconcile = [&]() -> asio::awaitable<void> {
-    const Context ctx = Context().with_timeout(std::chrono::minutes(2));
+  // Every order's saga state and whether it holds its reservation, into `state` and `holds`.
+  auto read_journal = [&](const Context& ctx, std::optional<SagaState> Truth::*state,
+                          bool Truth::*holds) -> asio::awaitable<void> {
     for (std::size_t i = 0; i < placed_.size(); ++i) {
       std::optional<effects::SagaRecord> s = co_await sagas.journal().find(ctx, placed_[i].id);
       if (!s) continue;
-      truth[i].before = s->state;
-      truth[i].held_before = held(*s);
+      truth[i].*state = s->state;
+      truth[i].*holds = held(*s);
     }
+  };
+  auto reconcile = [&]() -> asio::awaitable<void> {
+    const Context ctx = Context().with_timeout(std::chrono::minutes(2));
+    co_await read_journal(ctx, &Truth::before, &Truth::held_before);
     reserved_before = co_await reserved(ctx);
     // What `cutoff saga resume` does for every saga left ambiguous or half-undone. A cut
     // booking keeps its key in use at the shipping service until it has rolled back, so an
@@ -335,12 +340,7 @@ void OrdersRun::Settle(asio::io_context& inventory_io) {
         co_await pause.async_wait(asio::use_awaitable);
       }
     }
-    for (std::size_t i = 0; i < placed_.size(); ++i) {
-      std::optional<effects::SagaRecord> s = co_await sagas.journal().find(ctx, placed_[i].id);
-      if (!s) continue;
-      truth[i].after = s->state;
-      truth[i].held_after = held(*s);
-    }
+    co_await read_journal(ctx, &Truth::after, &Truth::held_after);
     reserved_after = co_await reserved(ctx);
   };
   On(inventory_io, reconcile);
@@ -360,7 +360,7 @@ void OrdersRun::Settle(asio::io_context& inventory_io) {
     const Placed& p = placed_[i];
     const Truth& t = truth[i];
     const std::string state = t.before ? std::string(effects::to_string(*t.before)) : std::string("not_started");
-    before_counts[state] = (before_counts.contains(state) ? before_counts[state].as_int64() : 0) + 1;
+    Bump(before_counts, state);
     if (t.before && !effects::is_final(*t.before)) ++left_unsettled;
     if (t.held_before) held_before += p.qty;
     if (t.held_after) held_after += p.qty;
