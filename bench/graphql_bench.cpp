@@ -1,10 +1,15 @@
 // graphql_bench: resolved fields per second on the warehouse operation (8,003 fields), with
 // synchronous resolvers, asynchronous ones, and synchronous ones under a live deadline. Each
-// iteration executes the operation and serializes the response to JSON text. BM_Parse* measure
-// the parser alone: the warehouse operation, and a large document with every kind of token.
+// iteration executes the operation and serializes the response to JSON text. BM_Growth runs
+// the same operation over 100 to 100,000 bins: fields per second should stay flat, and the
+// heap an operation holds at its peak (`peak_heap_bytes`, counted by this binary's operator
+// new) should grow in proportion to the response (`heap_per_response_byte` steady).
+// BM_Parse* measure the parser alone: the warehouse operation, and a large document with
+// every kind of token.
 //
 //   build/bin/graphql_bench --benchmark_min_time=2
 //   build/bin/graphql_bench --benchmark_filter=BM_Parse --benchmark_repetitions=5
+//   build/bin/graphql_bench --benchmark_filter=BM_Growth
 //   CUTOFF_BENCH_DEFAULT_MALLOC=1 build/bin/graphql_bench   # glibc's default trimming (see main)
 //   bench/graphql-compare   # side by side with graphql-js 16 and graphql-jit on the same machine
 #include <benchmark/benchmark.h>
@@ -13,8 +18,11 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +30,35 @@
 #include "cutoff/graphql/executor.hpp"
 #include "cutoff/graphql/parser.hpp"
 #include "warehouse.hpp"
+
+// The heap in use while `g_counting` is set, and its peak: counted by the operator new and
+// delete below (usable sizes, as malloc hands them out). Off, they cost one relaxed load.
+namespace heap {
+std::atomic<bool> counting{false};
+std::atomic<std::int64_t> live{0};
+std::atomic<std::int64_t> peak{0};
+
+void Allocated(void* p) {
+  const auto n = static_cast<std::int64_t>(malloc_usable_size(p));
+  const std::int64_t now = live.fetch_add(n, std::memory_order_relaxed) + n;
+  std::int64_t seen = peak.load(std::memory_order_relaxed);
+  while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace heap
+
+void* operator new(std::size_t n) {
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  if (heap::counting.load(std::memory_order_relaxed)) heap::Allocated(p);
+  return p;
+}
+void operator delete(void* p) noexcept {
+  if (p != nullptr && heap::counting.load(std::memory_order_relaxed))
+    heap::live.fetch_sub(static_cast<std::int64_t>(malloc_usable_size(p)), std::memory_order_relaxed);
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
 
 namespace {
 
@@ -31,9 +68,10 @@ namespace gql = cutoff::graphql;
 using cutoff::bench::kWarehouseQuery;
 constexpr int kFieldsPerOperation = cutoff::bench::kWarehouseFields;
 
-void Run(benchmark::State& state, bool async, bool deadline) {
+void Run(benchmark::State& state, bool async, bool deadline, const std::string& query = kWarehouseQuery,
+         std::int64_t fields = kFieldsPerOperation) {
   auto schema = cutoff::bench::BuildWarehouseSchema(async);
-  auto parsed = gql::parse(kWarehouseQuery);
+  auto parsed = gql::parse(query);
   gql::Request req;
   req.document = parsed.document.get();
   asio::io_context io;
@@ -49,10 +87,20 @@ void Run(benchmark::State& state, bool async, bool deadline) {
     bytes = json.size();
     benchmark::DoNotOptimize(json.data());
   };
-  for (int i = 0; i < 20; ++i) once();  // a warm heap, as in a running server
+  const int warm = static_cast<int>(std::clamp<std::int64_t>(160'000 / fields, 1, 20));
+  for (int i = 0; i < warm; ++i) once();  // a warm heap, as in a running server
   for (auto _ : state) once();
-  state.SetItemsProcessed(state.iterations() * kFieldsPerOperation);
+  state.SetItemsProcessed(state.iterations() * fields);
   state.counters["response_bytes"] = static_cast<double>(bytes);
+
+  // One more operation, its heap counted from before the execution to after the text.
+  heap::live = 0;
+  heap::peak = 0;
+  heap::counting = true;
+  once();
+  heap::counting = false;
+  state.counters["peak_heap_bytes"] = static_cast<double>(heap::peak.load());
+  state.counters["heap_per_response_byte"] = static_cast<double>(heap::peak.load()) / static_cast<double>(bytes);
 }
 
 void BM_WarehouseSync(benchmark::State& state) { Run(state, false, false); }
@@ -64,6 +112,19 @@ void BM_WarehouseSyncDeadline(benchmark::State& state) { Run(state, false, true)
 BENCHMARK(BM_WarehouseSync)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WarehouseAsync)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WarehouseSyncDeadline)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The warehouse operation over state.range(0) bins, synchronous resolvers.
+void BM_Growth(benchmark::State& state) {
+  const int bins = static_cast<int>(state.range(0));
+  Run(state, false, false, cutoff::bench::WarehouseQuery(bins), cutoff::bench::WarehouseFields(bins));
+}
+BENCHMARK(BM_Growth)
+    ->Arg(100)
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(cutoff::bench::kWarehouseMaxBins)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // About 180 KB: operations with variables and directives, aliased fields with arguments of
 // every value kind (escaped and block strings among them), fragments, and comments.

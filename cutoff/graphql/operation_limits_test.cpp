@@ -12,9 +12,12 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <functional>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "cutoff/graphql/executor.hpp"
 #include "cutoff/graphql/parser.hpp"
@@ -294,16 +297,16 @@ TEST(OperationLimitsExec, LongSpreadChainsCollectWithoutRecursion) {
 
 TEST(OperationLimitsExec, AResponseOverItsLimitStopsTheExecution) {
   auto schema = Build("type Query { words: [String] slow: Int }");
-  std::atomic<int> slow_started{0};
+  std::atomic<int> slow_finished{0};
   schema->resolve("Query", "words", [](FieldContext&) {
     Data::List words;
     for (int i = 0; i < 100'000; ++i) words.push_back(Data::from(std::string("word number ") + std::to_string(i)));
     return Data::list(std::move(words));
   });
   schema->resolve_async("Query", "slow", [&](FieldContext&) -> asio::awaitable<Data> {
-    ++slow_started;
     asio::steady_timer t(co_await asio::this_coro::executor, 10s);
     co_await t.async_wait(asio::use_awaitable);  // cancelled when the response is abandoned
+    ++slow_finished;
     co_return Data::from(std::int64_t{1});
   });
   ExecutionOptions options;
@@ -314,7 +317,9 @@ TEST(OperationLimitsExec, AResponseOverItsLimitStopsTheExecution) {
   EXPECT_FALSE(r.has_data);
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].code, "RESPONSE_TOO_LARGE");
-  EXPECT_EQ(slow_started.load(), 0);  // queued behind the walk, never started
+  // It starts when the walk first yields, and is cancelled when the rest of the list, written
+  // after that, passes the limit.
+  EXPECT_EQ(slow_finished.load(), 0);
   // Under the limit the same operation is unaffected.
   options.max_response_bytes = 10'000'000;
   schema->resolve_async("Query", "slow", [](FieldContext&) -> asio::awaitable<Data> {
@@ -325,13 +330,61 @@ TEST(OperationLimitsExec, AResponseOverItsLimitStopsTheExecution) {
   EXPECT_GT(whole.data.size(), 1'000'000u);
 }
 
+// Busies the thread for `d`, as a resolver doing real work would.
+void Spin(Duration d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// Executes `document` on an event loop that also serves another client, a 1 ms tick;
+// `worst_gap` receives the longest wait between two ticks.
+Response ExecuteBesideATick(const Schema& schema, const Document& document, Duration yield_after, Duration* worst_gap,
+                            const Context& ctx = Context()) {
+  asio::io_context io;
+  Request req;
+  req.document = &document;
+  ExecutionOptions options;
+  options.yield_after = yield_after;
+  bool done = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        asio::steady_timer tick(io);
+        auto last = std::chrono::steady_clock::now();
+        while (!done) {
+          tick.expires_after(1ms);
+          co_await tick.async_wait(asio::use_awaitable);
+          const auto now = std::chrono::steady_clock::now();
+          *worst_gap = std::max<Duration>(*worst_gap, now - last);
+          last = now;
+        }
+      },
+      asio::detached);
+  auto result = asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<Response> {
+        Response r = co_await execute(schema, req, ctx, options);
+        done = true;
+        co_return r;
+      },
+      asio::use_future);
+  io.run();
+  return result.get();
+}
+
+std::unique_ptr<Document> Parsed(const Schema& schema, const std::string& query) {
+  ParseResult parsed = parse(query);
+  EXPECT_TRUE(parsed.ok());
+  EXPECT_TRUE(validate(schema, *parsed.document).empty());
+  return std::move(parsed.document);
+}
+
 TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
   auto schema = Build("type Query { item: Item } type Item { spin: Int name: String }");
   // Each field busies the thread for 20 µs: 12,000 of them hold it for 240 ms.
   schema->resolve("Item", "spin", [](FieldContext&) {
-    const auto until = std::chrono::steady_clock::now() + 20us;
-    while (std::chrono::steady_clock::now() < until) {
-    }
+    Spin(20us);
     return Data::from(std::int64_t{1});
   });
   static const int kItem = 0;
@@ -339,46 +392,11 @@ TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
   std::string query = "{ item {";
   for (int i = 0; i < 12000; ++i) query += " s" + std::to_string(i) + ": spin";
   query += " name } }";
-  ParseResult parsed = parse(query);
-  ASSERT_TRUE(parsed.ok());
-  ASSERT_TRUE(validate(*schema, *parsed.document).empty());
+  const auto doc = Parsed(*schema, query);
 
-  auto run = [&](Duration yield_after, Duration* worst_gap) {
-    asio::io_context io;
-    Request req;
-    req.document = parsed.document.get();
-    ExecutionOptions options;
-    options.yield_after = yield_after;
-    bool done = false;
-    // Another client on the same event loop: a 1 ms tick, and the longest wait between ticks.
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          asio::steady_timer tick(io);
-          auto last = std::chrono::steady_clock::now();
-          while (!done) {
-            tick.expires_after(1ms);
-            co_await tick.async_wait(asio::use_awaitable);
-            const auto now = std::chrono::steady_clock::now();
-            *worst_gap = std::max<Duration>(*worst_gap, now - last);
-            last = now;
-          }
-        },
-        asio::detached);
-    auto result = asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<Response> {
-          Response r = co_await execute(*schema, req, Context(), options);
-          done = true;
-          co_return r;
-        },
-        asio::use_future);
-    io.run();
-    return result.get();
-  };
   Duration gap_yielding{}, gap_unyielding{};
-  const Response yielding = run(2ms, &gap_yielding);
-  const Response unyielding = run(Duration::zero(), &gap_unyielding);
+  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
+  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
   EXPECT_TRUE(yielding.errors.empty());
   EXPECT_EQ(yielding.to_json(), unyielding.to_json());  // the same response either way
   EXPECT_GT(gap_unyielding, 200ms);                     // the walk held the loop
@@ -386,6 +404,102 @@ TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
   // hence the margins).
   EXPECT_LT(gap_yielding, std::min<Duration>(cutoff::test_support::Scaled(Duration(100ms)), gap_unyielding / 3))
       << "the walk held the event loop";
+}
+
+// A list: 12,000 items, 20 µs each. Its walk yields inside the list, and the items left are
+// written later, in order, as one continuation per yield.
+constexpr const char* kItems = "type Query { items: [Item!] words: [String] } type Item { n: Int! spin: Int }";
+constexpr int kListItems = 12'000;
+
+std::unique_ptr<Schema> ItemsSchema(int null_at = -1, std::atomic<int>* started_after_stop = nullptr) {
+  auto schema = Build(kItems);
+  static const std::vector<int> items = [] {
+    std::vector<int> v(kListItems);
+    for (int i = 0; i < kListItems; ++i) v[i] = i;
+    return v;
+  }();
+  schema->resolve("Query", "items", [](FieldContext&) {
+    Data::List out;
+    for (const int& i : items) out.push_back(Data::object(&i));
+    return Data::list(std::move(out));
+  });
+  schema->resolve("Query", "words", [](FieldContext&) {
+    Data::List out;
+    for (int i = 0; i < kListItems; ++i) out.push_back(Data::from("word " + std::to_string(i)));
+    return Data::list(std::move(out));
+  });
+  schema->resolve("Item", "n", [null_at](FieldContext& f) {
+    const int n = *f.parent.as<int>();
+    return n == null_at ? Data() : Data::from(std::int64_t{n});
+  });
+  schema->resolve("Item", "spin", [started_after_stop](FieldContext& f) {
+    if (started_after_stop && f.ctx.stop_requested()) ++*started_after_stop;
+    Spin(20us);
+    return Data::from(std::int64_t{1});
+  });
+  return schema;
+}
+
+TEST(OperationLimitsExec, ALongListLetsOtherWorkRunAndIsWrittenWhole) {
+  auto schema = ItemsSchema();
+  const auto doc = Parsed(*schema, "{ items { n spin } words }");
+  Duration gap_yielding{}, gap_unyielding{};
+  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
+  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
+  EXPECT_TRUE(yielding.errors.empty());
+  const std::string text = yielding.to_json();
+  EXPECT_EQ(text, unyielding.to_json());
+  const json::value v = json::parse(text);
+  const json::array& items = v.at("data").at("items").as_array();
+  ASSERT_EQ(items.size(), static_cast<std::size_t>(kListItems));
+  for (int i = 0; i < kListItems; ++i) ASSERT_EQ(items[i].at("n").as_int64(), i);
+  EXPECT_EQ(v.at("data").at("words").as_array().back().as_string(), "word " + std::to_string(kListItems - 1));
+  EXPECT_GT(gap_unyielding, 200ms);
+  EXPECT_LT(gap_yielding, std::min<Duration>(cutoff::test_support::Scaled(Duration(100ms)), gap_unyielding / 3))
+      << "the walk held the event loop";
+}
+
+TEST(OperationLimitsExec, ANullInANonNullItemLeftForLaterNullsTheList) {
+  // Item 10,000 is written long after the first yield, by a continuation; its null still
+  // reaches the nullable list, with one error at its path, as without yielding.
+  auto schema = ItemsSchema(/*null_at=*/10'000);
+  const auto doc = Parsed(*schema, "{ items { n spin } words }");
+  Duration gap_yielding{}, gap_unyielding{};
+  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
+  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
+  const std::string text = yielding.to_json();
+  EXPECT_EQ(text, unyielding.to_json());
+  const json::value v = json::parse(text);
+  EXPECT_TRUE(v.at("data").at("items").is_null());
+  ASSERT_EQ(v.at("errors").as_array().size(), 1u);
+  EXPECT_EQ(json::serialize(v.at("errors").at(0).at("path")), R"(["items",10000,"n"])");
+}
+
+TEST(OperationLimitsExec, AStopWhileTheRestOfAListWaitsStartsNoFieldAndNamesEach) {
+  std::atomic<int> started_after_stop{0};
+  auto schema = ItemsSchema(-1, &started_after_stop);
+  const auto doc = Parsed(*schema, "{ items { spin } }");
+  Duration gap{};
+  // 240 ms of work under a 40 ms budget: the deadline passes while items wait for later walks.
+  const Response r = ExecuteBesideATick(*schema, *doc, 2ms, &gap, Context().with_timeout(40ms));
+  EXPECT_EQ(started_after_stop.load(), 0);
+  const json::value v = json::parse(r.to_json());
+  const json::array& items = v.at("data").at("items").as_array();
+  ASSERT_EQ(items.size(), static_cast<std::size_t>(kListItems));  // every item is there
+  EXPECT_TRUE(items.front().at("spin").is_int64());
+  EXPECT_TRUE(items.back().at("spin").is_null());  // not started: null, with its error
+  std::size_t nulls = 0;
+  for (const json::value& item : items) nulls += item.at("spin").is_null() ? 1 : 0;
+  EXPECT_GT(nulls, 0u);
+  // One error per field not started, at its path, up to max_stop_errors; then one that
+  // counts the rest.
+  const std::size_t named = ExecutionOptions().max_stop_errors;
+  ASSERT_GT(nulls, named);
+  ASSERT_EQ(r.errors.size(), named + 1);
+  const auto* field = std::get_if<std::string>(&r.errors[named - 1].path.back());
+  EXPECT_TRUE(field && *field == "spin");
+  EXPECT_NE(r.errors.back().message.find("and " + std::to_string(nulls - named) + " more fields"), std::string::npos)
+      << r.errors.back().message;
 }
 
 }  // namespace

@@ -492,21 +492,35 @@ class Execution final : private FieldTasks::Host {
                                          {}});
     }
     const Type& item_type = *list_type.of_type;
+    const ListItems all = items ? ListItems{items->data(), nullptr, 0, items->size()}
+                                : ListItems{nullptr, jitems->data(), 0, jitems->size()};
     return Nullable(non_null, [&] {
       out().push_back('[');
-      const std::size_t n = items ? items->size() : jitems->size();
-      for (std::size_t k = 0; k < n; ++k) {
-        if (WalkLimits::due(k) && Checkpoint() == WalkLimits::Result::abandoned) [[unlikely]]
-          break;
-        if (k) out().push_back(',');
-        const PathNode item_path{path, {}, static_cast<std::int64_t>(k)};
-        const bool ok = items ? Complete(item_type, g, (*items)[k], &item_path, ctx)
-                              : Complete(item_type, g, Data::json(&(*jitems)[k]), &item_path, ctx);
-        if (!ok) return false;
-      }
+      if (!CompleteItems(item_type, g, all, path, ctx)) return false;
       out().push_back(']');
       return true;
     });
+  }
+
+  // Writes `items`, each after a comma but a list's first. When the walk must yield, the
+  // items left become one task (a hole here) that a later walk writes.
+  bool CompleteItems(const Type& item_type, const FieldGroup& g, const ListItems& items, const PathNode* path,
+                     const Context& ctx) {
+    for (std::size_t k = items.from; k < items.to; ++k) {
+      if (WalkLimits::due(k) && Checkpoint() == WalkLimits::Result::abandoned) [[unlikely]]
+        break;
+      if (limits_.slice_exhausted()) [[unlikely]] {
+        tasks_.add_items(writer_.hole(item_type.is_non_null()), *current_parent_type_, g, path, ctx, item_type,
+                         items.from_item(k));
+        break;
+      }
+      if (k) out().push_back(',');
+      const PathNode item_path{path, {}, static_cast<std::int64_t>(k)};
+      const bool ok = items.data ? Complete(item_type, g, items.data[k], &item_path, ctx)
+                                 : Complete(item_type, g, Data::json(&items.json[k]), &item_path, ctx);
+      if (!ok) return false;
+    }
+    return true;
   }
 
   // Every kCheckpointEvery fields and list items: has the response outgrown its limit (then
@@ -545,6 +559,8 @@ class Execution final : private FieldTasks::Host {
     BeginWalk(task.hole);
     if (error) {  // a cancellation caused by a stop reports the stop
       FailWith(task.path, task.type->is_non_null(), g, error, *task.ctx);
+    } else if (task.items) {
+      CompleteItems(*task.type, g, task.items, task.path, *task.ctx);  // a null in a non-null item went up
     } else {
       const std::size_t deferred = tasks_.count();
       Complete(*task.type, g, result, task.path, *task.ctx);

@@ -29,12 +29,10 @@ void FieldTasks::start(asio::any_io_executor executor) {
   done_.emplace(executor_, asio::steady_timer::time_point::max());
 }
 
-FieldTask& FieldTasks::add(ResponseText::Part* hole, const Type& parent_type, const Data& parent, const FieldGroup& g,
-                           const PathNode* path, const Context& fctx, boost::json::object&& args, const Type* type,
-                           std::shared_ptr<const Data::Producer>&& produce) {
+FieldTask& FieldTasks::Queue(ResponseText::Part* hole, const Type& parent_type, const FieldGroup& g,
+                             const PathNode* path, const Context& fctx, const Type* type) {
   FieldTask& t = tasks_.emplace();
   t.parent_type = &parent_type;
-  t.parent = parent;
   t.group = &g;
   t.hole = hole;
   t.path = paths_.persist(path);
@@ -47,12 +45,27 @@ FieldTask& FieldTasks::add(ResponseText::Part* hole, const Type& parent_type, co
   } else {
     t.ctx = &ctx_;
   }
-  t.args = std::move(args);
   t.type = type;
-  t.produce = std::move(produce);
   t.capped = capped;
   queue_.push_back(&t);
   ++pending_;
+  return t;
+}
+
+FieldTask& FieldTasks::add(ResponseText::Part* hole, const Type& parent_type, const Data& parent, const FieldGroup& g,
+                           const PathNode* path, const Context& fctx, boost::json::object&& args, const Type* type,
+                           std::shared_ptr<const Data::Producer>&& produce) {
+  FieldTask& t = Queue(hole, parent_type, g, path, fctx, type);
+  t.parent = parent;
+  t.args = std::move(args);
+  t.produce = std::move(produce);
+  return t;
+}
+
+FieldTask& FieldTasks::add_items(ResponseText::Part* hole, const Type& parent_type, const FieldGroup& g,
+                                 const PathNode* path, const Context& fctx, const Type& item_type, ListItems items) {
+  FieldTask& t = Queue(hole, parent_type, g, path, fctx, &item_type);
+  t.items = items;
   return t;
 }
 
@@ -115,7 +128,7 @@ asio::awaitable<void> FieldTasks::Drain(TaskRunner* r) {
       finished();
       continue;
     }
-    if (t.ctx->stop_requested()) {  // never start a field after the stop
+    if (t.ctx->stop_requested() && !t.items) {  // never start a field after the stop
       t.done = true;
       host_.complete_stopped(t);
       continue;
@@ -135,6 +148,8 @@ asio::awaitable<void> FieldTasks::Drain(TaskRunner* r) {
     try {
       if (t.produce) {
         result = co_await (*t.produce)();
+      } else if (t.items) {
+        // Nothing to resolve: completing the task walks the items.
       } else if (t.sync) {
         result = host_.resolve(t, error);
       } else {

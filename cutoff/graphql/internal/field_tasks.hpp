@@ -1,8 +1,10 @@
 // The fields of an execution that complete later: asynchronous resolvers, pending values
-// (Data::pending), and synchronous fields queued when a walk yielded. Each leaves a hole in
-// the response and becomes a task in a FIFO queue; this runs the tasks and cancels the ones
-// in flight when the operation (or a field's @budget cap) stops. Writing a task's value into
-// its hole is the execution's (Host).
+// (Data::pending), synchronous fields queued when a walk yielded, and the rest of a list a
+// walk yielded inside (one task for all its remaining items, so a long list costs one task
+// per yield rather than one per field). Each leaves a hole in the response and becomes a
+// task in a FIFO queue; this runs the tasks and cancels the ones in flight when the
+// operation (or a field's @budget cap) stops. Writing a task's value into its hole is the
+// execution's (Host).
 //
 // Runners start the queued tasks: a runner is a coroutine that takes tasks one at a time
 // and awaits each. pump() spawns a runner, which runs inline until its task suspends (or the
@@ -47,6 +49,21 @@ namespace cutoff::graphql::internal {
 
 struct TaskRunner;
 
+// A run [from, to) of a list's items: a Data list's or a JSON array's (one of the two).
+struct ListItems {
+  const Data* data = nullptr;
+  const boost::json::value* json = nullptr;
+  std::size_t from = 0;
+  std::size_t to = 0;
+
+  explicit operator bool() const noexcept { return data != nullptr || json != nullptr; }
+  ListItems from_item(std::size_t k) const noexcept {
+    ListItems rest = *this;
+    rest.from = k;
+    return rest;
+  }
+};
+
 struct FieldTask {
   const Type* parent_type = nullptr;
   Data parent;
@@ -62,6 +79,10 @@ struct FieldTask {
   std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
   bool capped = false;                            // ctx is a cap's: its own stop cancels this task only
   bool sync = false;                              // a synchronous field queued when its walk yielded
+  // Set: the rest of a list whose walk yielded inside it, its items at hand (kept alive by
+  // retain()); `type` is the item type. Such a task resolves nothing and is never skipped
+  // for a stop: its walk reports each field it does not start, as the first walk would have.
+  ListItems items;
   // Kept by FieldTasks while the task runs.
   std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
   TaskRunner* runner = nullptr;                // the runner awaiting it
@@ -107,6 +128,11 @@ class FieldTasks {
                  const PathNode* path, const Context& fctx, boost::json::object&& args, const Type* type,
                  std::shared_ptr<const Data::Producer>&& produce);
 
+  // Queues the rest of a list (`items`, of `item_type`) at `path` for a later walk, which
+  // writes them into `hole`.
+  FieldTask& add_items(ResponseText::Part* hole, const Type& parent_type, const FieldGroup& g, const PathNode* path,
+                       const Context& fctx, const Type& item_type, ListItems items);
+
   // How many tasks were ever queued: a change tells that completing a value queued some.
   std::size_t count() const noexcept { return tasks_.size(); }
 
@@ -135,6 +161,8 @@ class FieldTasks {
   void cancel_in_flight_soon();
 
  private:
+  FieldTask& Queue(ResponseText::Part* hole, const Type& parent_type, const FieldGroup& g, const PathNode* path,
+                   const Context& fctx, const Type* type);
   boost::asio::awaitable<void> Drain(TaskRunner* r);
   void CancelInFlight();
 

@@ -27,6 +27,11 @@ std::string* SpareBuffer() {
 // lives; the buffer stays for the next response.
 constexpr std::size_t kCopyWhenCapacityOver = 4;
 
+// Spare room at the end of a rendered text: the response's head (`{"data":`, or the errors
+// before it) is inserted in front of the data and a `}` appended (Response::to_json), in
+// place when it fits, instead of in a second copy of a text that may be megabytes long.
+constexpr std::size_t kHeadRoom = 64;
+
 }  // namespace
 
 ResponseText::ResponseText() {
@@ -40,7 +45,18 @@ ResponseText::~ResponseText() {
 }
 
 ResponseText::Segment* ResponseText::NewSegment(std::size_t begin, std::size_t end, Part* part) {
-  return &segments_.emplace(Segment{begin, end, part, nullptr});
+  return &segments_.emplace(Segment{begin, end, part, nullptr, chunks_.size()});
+}
+
+void ResponseText::begin_walk(Part* p) {
+  if (buf_.size() >= kChunkBytes) {
+    std::string fresh;
+    fresh.reserve(buf_.size());  // about what a walk writes
+    chunked_bytes_ += buf_.size();
+    chunks_.push_back(std::move(buf_));
+    buf_ = std::move(fresh);
+  }
+  begin(p);
 }
 
 void ResponseText::Append(Part& p, Segment* s) noexcept {
@@ -118,21 +134,21 @@ void ResponseText::Render(const Part& p, std::string& out) const {
     if (s->part)
       Render(*s->part, out);
     else
-      out.append(buf_, s->begin, s->end - s->begin);
+      out.append(s->chunk < chunks_.size() ? chunks_[s->chunk] : buf_, s->begin, s->end - s->begin);
   }
 }
 
 std::string ResponseText::render() && {
   if (root_.nulled) return "null";
   // Everything completed at once: the buffer is the text.
-  if (!root_.head ||
-      (root_.head == root_.tail && !root_.head->part && root_.head->begin == 0 && root_.head->end == buf_.size())) {
+  if (!root_.head || (chunks_.empty() && root_.head == root_.tail && !root_.head->part && root_.head->begin == 0 &&
+                      root_.head->end == buf_.size())) {
     if (!root_.head) return {};
     if (buf_.capacity() > kCopyWhenCapacityOver * buf_.size() + 64) return buf_;
     return std::move(buf_);
   }
   std::string out;
-  out.reserve(buf_.size());
+  out.reserve(chunked_bytes_ + buf_.size() + kHeadRoom);
   Render(root_, out);
   return out;
 }

@@ -21,12 +21,17 @@
 //   text.end();
 //   std::string json = std::move(text).render();  // {"a":1,"b":2}
 //
+// A long text is kept in chunks: a walk that begins when the buffer holds kChunkBytes or
+// more writes into a fresh one, so a response of megabytes is copied once, when rendered,
+// rather than each time its buffer doubles.
+//
 // Not thread-safe. One part is written at a time: begin(p) ... end().
 #ifndef CUTOFF_GRAPHQL_INTERNAL_RESPONSE_TEXT_HPP_
 #define CUTOFF_GRAPHQL_INTERNAL_RESPONSE_TEXT_HPP_
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "cutoff/graphql/internal/blocks.hpp"
 
@@ -35,12 +40,13 @@ namespace cutoff::graphql::internal {
 class ResponseText {
  public:
   struct Part;
-  // A run of text [begin, end) of the buffer, or a part.
+  // A run of text [begin, end) of a chunk, or a part.
   struct Segment {
     std::size_t begin = 0;
     std::size_t end = 0;
     Part* part = nullptr;
     Segment* next = nullptr;
+    std::size_t chunk = 0;  // index into chunks_; chunks_.size(): the buffer being written
   };
   // A hole, a block, or the root: a list of segments, rendered as `null` once nulled.
   struct Part {
@@ -71,6 +77,10 @@ class ResponseText {
 
   // Where text is appended (to the current part).
   std::string& out() noexcept { return buf_; }
+
+  // A walk writes `p` from its end, until end(). A mark taken before it must not be
+  // truncated to or cut at during it (its text may be in an earlier chunk).
+  void begin_walk(Part* p);
 
   // Writing continues at the end of `p`, until end().
   void begin(Part* p) noexcept {
@@ -109,7 +119,11 @@ class ResponseText {
   void Close(Part& p);  // the open text run becomes a segment
   void Render(const Part& p, std::string& out) const;
 
-  std::string buf_;
+  static constexpr std::size_t kChunkBytes = 256 * 1024;
+
+  std::string buf_;                 // the chunk being written
+  std::vector<std::string> chunks_;  // the full ones before it
+  std::size_t chunked_bytes_ = 0;   // their sizes' sum
   Part root_;
   Part* current_ = nullptr;
   Blocks<Segment> segments_;

@@ -38,7 +38,7 @@ class ResponseWriter {
     walking_ = true;
     part_ = part;
     walk_frames_ = frames_.size();
-    text_.begin(part);
+    text_.begin_walk(part);
   }
   void end() {
     text_.end();
