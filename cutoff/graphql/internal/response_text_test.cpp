@@ -41,6 +41,38 @@ TEST(ResponseText, HolesAreFilledLaterInAnyOrder) {
   EXPECT_EQ(std::move(text).render(), R"([{"x":true},2])");
 }
 
+TEST(ResponseText, WalksOverALongTextWriteChunksThatRenderAsOne) {
+  // Each walk writes 100 KiB; past 256 KiB the next walk starts a chunk of its own. A block
+  // cut in a later chunk is nulled, a hole inside it filled, all rendered in order.
+  const std::string run(100 * 1024, 'x');
+  ResponseText text;
+  text.begin_walk(text.root());
+  text.out() += "[\"" + run;
+  Part* next = text.hole();
+  text.out() += "\"]";
+  text.end();
+  std::string expected = "[\"" + run;
+  for (int walk = 0; walk < 6; ++walk) {
+    text.begin_walk(next);
+    text.out() += run;
+    if (walk == 4) {
+      const ResponseText::Mark m = text.mark();
+      text.out() += "dropped";
+      Part* block = text.cut(m);
+      text.hole();
+      block->nulled = true;
+      text.resume(m.part);
+      expected += run + "null";
+    } else {
+      expected += run;
+    }
+    next = text.hole();
+    text.end();
+  }
+  expected += "\"]";
+  EXPECT_EQ(std::move(text).render(), expected);
+}
+
 TEST(ResponseText, TruncateDropsTextAndHolesSinceTheMark) {
   ResponseText text;
   text.begin(text.root());
