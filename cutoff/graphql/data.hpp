@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <variant>
@@ -48,45 +49,47 @@ class Data {
 
   Data() noexcept = default;  // null
   static Data null() noexcept { return Data(); }
-  static Data from(bool v) noexcept { return Data(Storage(v)); }
+  static Data from(bool v) noexcept { return Data(std::in_place_type<bool>, v); }
   template <typename I>
     requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
   static Data from(I v) noexcept {
-    return Data(Storage(static_cast<std::int64_t>(v)));
+    return Data(std::in_place_type<std::int64_t>, static_cast<std::int64_t>(v));
   }
-  static Data from(double v) noexcept { return Data(Storage(v)); }
-  static Data from(std::string v) noexcept { return Data(Storage(std::move(v))); }
-  static Data from(std::string_view v) { return Data(Storage(std::string(v))); }
-  static Data from(const char* v) { return Data(Storage(std::string(v))); }
+  static Data from(double v) noexcept { return Data(std::in_place_type<double>, v); }
+  static Data from(std::string v) noexcept { return Data(std::in_place_type<std::string>, std::move(v)); }
+  static Data from(std::string_view v) { return Data(std::in_place_type<std::string>, v); }
+  static Data from(const char* v) { return Data(std::in_place_type<std::string>, v); }
   // A string that outlives the execution (e.g. a member of an object the resolver returns a
   // pointer to): no copy is made.
-  static Data borrow(std::string_view v) noexcept { return Data(Storage(v)); }
+  static Data borrow(std::string_view v) noexcept { return Data(std::in_place_type<std::string_view>, v); }
   const std::string_view* if_view() const noexcept { return std::get_if<std::string_view>(&v_); }
   // Borrows `v` (null pointer: null).
-  static Data json(const boost::json::value* v) noexcept { return v ? Data(Storage(v)) : Data(); }
+  static Data json(const boost::json::value* v) noexcept {
+    return v ? Data(std::in_place_type<const boost::json::value*>, v) : Data();
+  }
   template <typename T>
   static Data object(const T* p, std::string_view type_name = {}) noexcept {
-    return p ? Data(Storage(Object{p, &typeid(T), nullptr, type_name})) : Data();
+    return p ? Data(std::in_place_type<Object>, Object{p, &typeid(T), nullptr, type_name}) : Data();
   }
   template <typename T>
   static Data object(std::shared_ptr<const T> p, std::string_view type_name = {}) noexcept {
     if (!p) return Data();
     const T* raw = p.get();
-    return Data(Storage(Object{raw, &typeid(T), std::move(p), type_name}));
+    return Data(std::in_place_type<Object>, Object{raw, &typeid(T), std::move(p), type_name});
   }
   template <typename T>
   static Data object(std::shared_ptr<T> p, std::string_view type_name = {}) noexcept {
     return object(std::shared_ptr<const T>(std::move(p)), type_name);
   }
-  static Data list(List items) noexcept { return Data(Storage(std::move(items))); }
+  static Data list(List items) noexcept { return Data(std::in_place_type<List>, std::move(items)); }
   // Owns a JSON value (for values computed during execution).
   static Data json_value(boost::json::value v) {
-    return Data(Storage(OwnedJson(std::make_shared<const boost::json::value>(std::move(v)))));
+    return Data(std::in_place_type<OwnedJson>, std::make_shared<const boost::json::value>(std::move(v)));
   }
   // A value that is produced asynchronously; the executor awaits it like an asynchronous
   // resolver (cancellable, at this value's own path).
   static Data pending(Producer produce) {
-    return Data(Storage(Pending{std::make_shared<const Producer>(std::move(produce))}));
+    return Data(std::in_place_type<Pending>, Pending{std::make_shared<const Producer>(std::move(produce))});
   }
 
   // A borrowed JSON null counts as null.
@@ -114,7 +117,11 @@ class Data {
   }
 
  private:
-  explicit Data(Storage v) noexcept : v_(std::move(v)) {}
+  // Each factory builds its alternative in place: no variant is moved (or destroyed) on
+  // the way, which the executor's per-field cost notices.
+  template <typename T, typename... Args>
+  explicit Data(std::in_place_type_t<T> t, Args&&... args) noexcept(std::is_nothrow_constructible_v<T, Args...>)
+      : v_(t, std::forward<Args>(args)...) {}
   Storage v_;
 };
 

@@ -406,6 +406,34 @@ TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
       << "the walk held the event loop";
 }
 
+TEST(OperationLimitsExec, ANullInANonNullFieldLeftForLaterNullsItsObject) {
+  // The walk yields inside a wide object; its last field, written by a later walk, is a
+  // non-null field that fails: the object becomes null, as without yielding.
+  auto schema = Build("type Query { item: Item other: Int } type Item { spin: Int must: Int! }");
+  schema->resolve("Item", "spin", [](FieldContext&) {
+    Spin(20us);
+    return Data::from(std::int64_t{1});
+  });
+  schema->resolve("Item", "must", [](FieldContext&) { return Data(); });
+  static const int kItem = 0;
+  schema->resolve("Query", "item", [](FieldContext&) { return Data::object(&kItem); });
+  schema->resolve("Query", "other", [](FieldContext&) { return Data::from(std::int64_t{7}); });
+  std::string query = "{ item {";
+  for (int i = 0; i < 12000; ++i) query += " s" + std::to_string(i) + ": spin";
+  query += " must } other }";
+  const auto doc = Parsed(*schema, query);
+  Duration gap_yielding{}, gap_unyielding{};
+  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
+  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
+  const std::string text = yielding.to_json();
+  EXPECT_EQ(text, unyielding.to_json());
+  const json::value v = json::parse(text);
+  EXPECT_TRUE(v.at("data").at("item").is_null());
+  EXPECT_EQ(v.at("data").at("other").as_int64(), 7);
+  ASSERT_EQ(v.at("errors").as_array().size(), 1u);
+  EXPECT_EQ(json::serialize(v.at("errors").at(0).at("path")), R"(["item","must"])");
+}
+
 // A list: 12,000 items, 20 µs each. Its walk yields inside the list, and the items left are
 // written later, in order, as one continuation per yield.
 constexpr const char* kItems = "type Query { items: [Item!] words: [String] } type Item { n: Int! spin: Int }";

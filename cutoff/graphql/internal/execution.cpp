@@ -221,26 +221,42 @@ class Execution final : private FieldTasks::Host {
   bool ExecuteFields(const Type& type, const Data& parent, const Collected& fields, const PathNode* path,
                      const Context& ctx) {
     out().push_back('{');
+    if (!ExecuteFieldsFrom(0, type, parent, fields, path, ctx)) return false;
+    out().push_back('}');
+    return true;
+  }
+
+  // The fields of an object from the `first`-th on, each after its member name. When the
+  // walk must yield, the fields left become one task (a hole here) that a later walk writes.
+  bool ExecuteFieldsFrom(std::size_t first, const Type& type, const Data& parent, const Collected& fields,
+                         const PathNode* path, const Context& ctx) {
     // The limits are looked at every kCheckpointEvery fields (Checkpoint): counted per
     // object, and within a wide one.
     const std::size_t n = fields.groups.size();
-    if (limits_.count(static_cast<std::int64_t>(n))) [[unlikely]]
+    if (limits_.count(static_cast<std::int64_t>(n - first))) [[unlikely]]
       Checkpoint();
-    for (std::size_t k = 0; k < n; ++k) {
+    for (std::size_t k = first; k < n; ++k) {
       if (WalkLimits::due(k)) [[unlikely]]
         Checkpoint();
       const FieldGroup& g = fields.groups[k];
-      out().append(g.member, k == 0 ? 1 : 0);
-      const PathNode field_path{path, g.key};
       // A non-null field failed: its siblings are not started. Once Checkpoint halts the
       // walk, fields take the slow path.
       if (limits_.halted()) [[unlikely]] {
+        // A subscription event's root fields read the event itself (Resolve), so they are
+        // not left for later with a copy of it.
+        if (limits_.slice_exhausted() && !limits_.aborted() && !(event_ && &parent == &root_data_)) {
+          tasks_.add_fields(writer_.hole(true), type, parent, fields, k, path, ctx);
+          return true;
+        }
+        out().append(g.member, k == 0 ? 1 : 0);
+        const PathNode field_path{path, g.key};
         if (!ExecuteHalted(type, parent, g, &field_path, ctx)) return false;
         continue;
       }
+      out().append(g.member, k == 0 ? 1 : 0);
+      const PathNode field_path{path, g.key};
       if (!ExecuteField(type, parent, g, &field_path, ctx)) return false;
     }
-    out().push_back('}');
     return true;
   }
 
@@ -561,6 +577,8 @@ class Execution final : private FieldTasks::Host {
       FailWith(task.path, task.type->is_non_null(), g, error, *task.ctx);
     } else if (task.items) {
       CompleteItems(*task.type, g, task.items, task.path, *task.ctx);  // a null in a non-null item went up
+    } else if (task.fields) {
+      ExecuteFieldsFrom(task.first_field, *task.parent_type, task.parent, *task.fields, task.path, *task.ctx);
     } else {
       const std::size_t deferred = tasks_.count();
       Complete(*task.type, g, result, task.path, *task.ctx);

@@ -69,6 +69,16 @@ FieldTask& FieldTasks::add_items(ResponseText::Part* hole, const Type& parent_ty
   return t;
 }
 
+FieldTask& FieldTasks::add_fields(ResponseText::Part* hole, const Type& type, const Data& object,
+                                  const Collected& fields, std::size_t first, const PathNode* path,
+                                  const Context& fctx) {
+  FieldTask& t = Queue(hole, type, fields.groups[first], path, fctx, &type);
+  t.parent = object;
+  t.fields = &fields;
+  t.first_field = first;
+  return t;
+}
+
 void FieldTasks::retain(Data value) {
   // Moving keeps what the value points to in place (the JSON, the list's items, an owned
   // object).
@@ -128,7 +138,7 @@ asio::awaitable<void> FieldTasks::Drain(TaskRunner* r) {
       finished();
       continue;
     }
-    if (t.ctx->stop_requested() && !t.items) {  // never start a field after the stop
+    if (t.ctx->stop_requested() && !t.continues_walk()) {  // never start a field after the stop
       t.done = true;
       host_.complete_stopped(t);
       continue;
@@ -148,8 +158,8 @@ asio::awaitable<void> FieldTasks::Drain(TaskRunner* r) {
     try {
       if (t.produce) {
         result = co_await (*t.produce)();
-      } else if (t.items) {
-        // Nothing to resolve: completing the task walks the items.
+      } else if (t.continues_walk()) {
+        // Nothing to resolve: completing the task walks the items or fields.
       } else if (t.sync) {
         result = host_.resolve(t, error);
       } else {

@@ -1,7 +1,8 @@
 // The fields of an execution that complete later: asynchronous resolvers, pending values
-// (Data::pending), synchronous fields queued when a walk yielded, and the rest of a list a
-// walk yielded inside (one task for all its remaining items, so a long list costs one task
-// per yield rather than one per field). Each leaves a hole in the response and becomes a
+// (Data::pending), synchronous fields queued when a walk yielded, and the rest of a list or
+// an object a walk yielded inside (one task for all its remaining items or fields, so a long
+// list or a wide object costs one task per yield rather than one per field). Each leaves a
+// hole in the response and becomes a
 // task in a FIFO queue; this runs the tasks and cancels the ones in flight when the
 // operation (or a field's @budget cap) stops. Writing a task's value into its hole is the
 // execution's (Host).
@@ -79,10 +80,16 @@ struct FieldTask {
   std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
   bool capped = false;                            // ctx is a cap's: its own stop cancels this task only
   bool sync = false;                              // a synchronous field queued when its walk yielded
-  // Set: the rest of a list whose walk yielded inside it, its items at hand (kept alive by
-  // retain()); `type` is the item type. Such a task resolves nothing and is never skipped
-  // for a stop: its walk reports each field it does not start, as the first walk would have.
+  // The rest of a list or an object whose walk yielded inside it. Such a task resolves
+  // nothing and is never skipped for a stop: its walk reports each field it does not start,
+  // as the first walk would have.
+  // - a list's items (kept alive by retain()); `type` is the item type;
   ListItems items;
+  // - an object's fields from `first_field` on; `parent` is the object, `parent_type` its type.
+  const Collected* fields = nullptr;
+  std::size_t first_field = 0;
+
+  bool continues_walk() const noexcept { return items || fields != nullptr; }
   // Kept by FieldTasks while the task runs.
   std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
   TaskRunner* runner = nullptr;                // the runner awaiting it
@@ -132,6 +139,9 @@ class FieldTasks {
   // writes them into `hole`.
   FieldTask& add_items(ResponseText::Part* hole, const Type& parent_type, const FieldGroup& g, const PathNode* path,
                        const Context& fctx, const Type& item_type, ListItems items);
+  // Queues the fields of `object` (of `type`) from `first` on, at `path`, for a later walk.
+  FieldTask& add_fields(ResponseText::Part* hole, const Type& type, const Data& object, const Collected& fields,
+                        std::size_t first, const PathNode* path, const Context& fctx);
 
   // How many tasks were ever queued: a change tells that completing a value queued some.
   std::size_t count() const noexcept { return tasks_.size(); }
