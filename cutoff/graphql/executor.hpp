@@ -111,8 +111,8 @@ struct ExecutionOptions {
   // error without data. 0: no limit.
   std::size_t max_response_bytes = 32 * 1024 * 1024;
   // How long the executor may write the response without letting other work on its executor
-  // run. Past it, the fields not yet started (inside a list, the rest of the list, as one
-  // task) are queued and the execution yields (a post), so one huge operation does not stall
+  // run. Past it, the fields not yet started (inside a list or an object, the rest of it, as
+  // one task) are queued and the execution yields (a post), so one huge operation does not stall
   // every other request on the event loop. Checked every 256 fields. Zero: never yield.
   Duration yield_after = std::chrono::milliseconds(2);
 };
