@@ -15,13 +15,14 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -68,9 +69,8 @@ namespace gql = cutoff::graphql;
 using cutoff::bench::kWarehouseQuery;
 constexpr int kFieldsPerOperation = cutoff::bench::kWarehouseFields;
 
-void Run(benchmark::State& state, bool async, bool deadline, const std::string& query = kWarehouseQuery,
-         std::int64_t fields = kFieldsPerOperation) {
-  auto schema = cutoff::bench::BuildWarehouseSchema(async);
+void Run(benchmark::State& state, std::unique_ptr<gql::Schema> schema, bool deadline,
+         const std::string& query = kWarehouseQuery, std::int64_t fields = kFieldsPerOperation) {
   auto parsed = gql::parse(query);
   gql::Request req;
   req.document = parsed.document.get();
@@ -103,20 +103,31 @@ void Run(benchmark::State& state, bool async, bool deadline, const std::string& 
   state.counters["heap_per_response_byte"] = static_cast<double>(heap::peak.load()) / static_cast<double>(bytes);
 }
 
-void BM_WarehouseSync(benchmark::State& state) { Run(state, false, false); }
-void BM_WarehouseAsync(benchmark::State& state) { Run(state, true, false); }
-void BM_WarehouseSyncDeadline(benchmark::State& state) { Run(state, false, true); }
+using cutoff::bench::BuildWarehouseSchema;
+void BM_WarehouseSync(benchmark::State& state) { Run(state, BuildWarehouseSchema(false), false); }
+void BM_WarehouseAsync(benchmark::State& state) { Run(state, BuildWarehouseSchema(true), false); }
+void BM_WarehouseSyncDeadline(benchmark::State& state) { Run(state, BuildWarehouseSchema(false), true); }
+// The plain fields as data members (Schema::member): no resolver is called for them.
+void BM_WarehouseMembers(benchmark::State& state) {
+  Run(state, cutoff::bench::BuildWarehouseSchemaWithMembers(), false);
+}
+void BM_WarehouseMembersDeadline(benchmark::State& state) {
+  Run(state, cutoff::bench::BuildWarehouseSchemaWithMembers(), true);
+}
 
 // Wall time, as the JavaScript side is timed (bench/graphql_js_bench.mjs): on a loaded machine
 // CPU time would flatter this side.
 BENCHMARK(BM_WarehouseSync)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WarehouseAsync)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WarehouseSyncDeadline)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WarehouseMembers)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WarehouseMembersDeadline)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The warehouse operation over state.range(0) bins, synchronous resolvers.
 void BM_Growth(benchmark::State& state) {
   const int bins = static_cast<int>(state.range(0));
-  Run(state, false, false, cutoff::bench::WarehouseQuery(bins), cutoff::bench::WarehouseFields(bins));
+  Run(state, BuildWarehouseSchema(false), false, cutoff::bench::WarehouseQuery(bins),
+      cutoff::bench::WarehouseFields(bins));
 }
 BENCHMARK(BM_Growth)
     ->Arg(100)

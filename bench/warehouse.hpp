@@ -96,6 +96,24 @@ inline std::unique_ptr<gql::Schema> BuildSchema(bool async) {
   return std::move(built.schema);
 }
 
+// Synchronous, with the plain fields read as data members (Schema::member) rather than by
+// resolvers: what graphql-jit's benchmark does with plain properties.
+inline std::unique_ptr<gql::Schema> BuildSchemaWithMembers() {
+  auto schema = BuildSchema(false);
+  auto& s = *schema;
+  s.member<&Warehouse::id>("Warehouse", "id");
+  s.member<&Warehouse::name>("Warehouse", "name");
+  s.member<&Bin::id>("Bin", "id");
+  s.member<&Bin::sku>("Bin", "sku");
+  s.member<&Bin::qty>("Bin", "qty");
+  s.member<&Bin::location>("Bin", "location");
+  s.member<&Bin::stock>("Bin", "stock");
+  s.member<&Stock::on_hand>("Stock", "onHand");
+  s.member<&Stock::reserved>("Stock", "reserved");
+  s.member<&Stock::valuation>("Stock", "valuation");
+  return schema;
+}
+
 }  // namespace warehouse_detail
 
 inline constexpr const char* kWarehouseSchema = warehouse_detail::kSchema;
@@ -111,6 +129,10 @@ inline std::string WarehouseQuery(int bins) {
 inline constexpr std::int64_t WarehouseFields(int bins) { return 3 + 8 * static_cast<std::int64_t>(bins); }
 // Synchronous resolvers, or asynchronous ones for Bin.stock and Stock.valuation.
 inline std::unique_ptr<graphql::Schema> BuildWarehouseSchema(bool async) { return warehouse_detail::BuildSchema(async); }
+// Synchronous, the plain fields as data members (no resolver calls).
+inline std::unique_ptr<graphql::Schema> BuildWarehouseSchemaWithMembers() {
+  return warehouse_detail::BuildSchemaWithMembers();
+}
 
 }  // namespace cutoff::bench
 

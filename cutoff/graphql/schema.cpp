@@ -205,6 +205,8 @@ Schema& Schema::resolve(std::string_view type, std::string_view field, SyncResol
   MutableField(type, field, &f);
   f->sync = std::move(r);
   f->async = nullptr;
+  f->member_owner = nullptr;
+  f->write_member = nullptr;
   return *this;
 }
 
@@ -213,6 +215,8 @@ Schema& Schema::resolve_async(std::string_view type, std::string_view field, Asy
   MutableField(type, field, &f);
   f->async = std::move(r);
   f->sync = nullptr;
+  f->member_owner = nullptr;
+  f->write_member = nullptr;
   return *this;
 }
 

@@ -12,6 +12,7 @@
 //   schema.resolve_async("Item", "stock", [&](FieldContext& f) -> asio::awaitable<Data> {
 //     co_return Data::from(co_await stock_service.count(f.ctx, f.parent.as<Item>()->id));
 //   });
+//   schema.member<&Item::name>("Item", "name");  // a data member: no resolver call
 //   schema.subscribe("Subscription", "restocked", [&](FieldContext& f)
 //                        -> asio::awaitable<std::unique_ptr<EventStream>> {
 //     co_return std::make_unique<RestockStream>(bus.listen(f.arg_string("sku")));
@@ -45,17 +46,24 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <charconv>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <typeinfo>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cutoff/core/context.hpp"
+#include "cutoff/core/json_text.hpp"
 #include "cutoff/graphql/ast.hpp"
 #include "cutoff/graphql/data.hpp"
 #include "cutoff/graphql/error.hpp"
@@ -141,6 +149,11 @@ struct Field {
   SyncResolver sync;
   AsyncResolver async;
   SourceResolver subscribe;  // subscription root fields: where the events come from
+  // Set by Schema::member for a leaf whose C++ member maps straight onto the field's type:
+  // writes the member of `object`, a `member_owner`, into the response as JSON; false when
+  // the value does not fit the type (the executor then goes through `sync`, which reports it).
+  const std::type_info* member_owner = nullptr;
+  bool (*write_member)(const void* object, std::string& out) = nullptr;
 
   const InputValue* find_arg(std::string_view name) const;
 };
@@ -291,6 +304,18 @@ class Schema {
   // Resolvers and codecs. Throw std::invalid_argument naming the unknown type or field.
   Schema& resolve(std::string_view type, std::string_view field, SyncResolver r);
   Schema& resolve_async(std::string_view type, std::string_view field, AsyncResolver r);
+  // A field that reads the data member M of its parent, an object of M's class T
+  // (Data::object):
+  //
+  //   schema.member<&Bin::sku>("Bin", "sku");
+  //
+  // No resolver is called: a string member (std::string, std::string_view) of a String or ID
+  // field, an integral one of an Int field, a floating-point one of a Float field and a bool
+  // of a Boolean field are written straight into the response. Any other member is read as a
+  // resolver returning it would be (a class member as the object, a pointer into the parent).
+  // A parent that is not a T fails the field with an error.
+  template <auto M>
+  Schema& member(std::string_view type, std::string_view field);
   // The source stream of a field of the subscription root type (std::invalid_argument for
   // any other type).
   Schema& subscribe(std::string_view type, std::string_view field, SourceResolver r);
@@ -327,6 +352,95 @@ boost::json::value literal_to_json(const Value& v);
 // Prints a literal back as GraphQL, as graphql-js's print() does ("\"x\"", "[1, 2]", "{a: FAST}"):
 // every error that shows a literal, in the schema, in validation or in execution, shows it so.
 std::string print_literal(const Value& v);
+
+// Declared in values.hpp, which includes this header.
+void append_js_number(std::string& out, double d);
+
+namespace internal {
+
+template <typename>
+struct MemberPointer;
+template <typename T, typename V>
+struct MemberPointer<V T::*> {
+  using Owner = T;
+  using Value = V;
+};
+
+template <typename V>
+constexpr bool kStringMember = std::is_convertible_v<const V&, std::string_view>;
+
+template <typename V>
+Data MemberData(const V& v) {
+  if constexpr (std::is_arithmetic_v<V>) {
+    if constexpr (std::is_floating_point_v<V>)
+      return Data::from(static_cast<double>(v));
+    else
+      return Data::from(v);
+  } else if constexpr (kStringMember<V>) {
+    return Data::borrow(std::string_view(v));
+  } else {
+    static_assert(std::is_class_v<V>, "Schema::member: a member of arithmetic, string or class type");
+    return Data::object(&v);
+  }
+}
+
+template <auto M>
+bool WriteMemberLeaf(const void* object, std::string& out) {
+  using P = MemberPointer<decltype(M)>;
+  using V = typename P::Value;
+  const V& v = static_cast<const typename P::Owner*>(object)->*M;
+  if constexpr (std::is_same_v<V, bool>) {
+    out += v ? "true" : "false";
+  } else if constexpr (std::is_integral_v<V>) {
+    if (!std::in_range<std::int32_t>(v)) return false;  // not an Int: the error is the resolver path's
+    char buf[16];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<std::int32_t>(v)).ptr);
+  } else if constexpr (std::is_floating_point_v<V>) {
+    if (!std::isfinite(v)) return false;
+    append_js_number(out, static_cast<double>(v));
+  } else {
+    append_json_string(out, std::string_view(v));
+  }
+  return true;
+}
+
+// The writer for M on a field of scalar `builtin`, when the two match; null otherwise.
+template <auto M>
+bool (*MemberLeafWriter(BuiltinScalar builtin))(const void*, std::string&) {
+  using V = typename MemberPointer<decltype(M)>::Value;
+  bool match = false;
+  if constexpr (std::is_same_v<V, bool>)
+    match = builtin == BuiltinScalar::boolean;
+  else if constexpr (std::is_integral_v<V>)
+    match = builtin == BuiltinScalar::int_;
+  else if constexpr (std::is_floating_point_v<V>)
+    match = builtin == BuiltinScalar::float_;
+  else if constexpr (kStringMember<V>)
+    match = builtin == BuiltinScalar::string || builtin == BuiltinScalar::id;
+  if constexpr (std::is_arithmetic_v<V> || kStringMember<V>)
+    return match ? &WriteMemberLeaf<M> : nullptr;
+  else
+    return nullptr;  // an object member: read through Data
+}
+
+}  // namespace internal
+
+template <auto M>
+Schema& Schema::member(std::string_view type, std::string_view field) {
+  using Owner = typename internal::MemberPointer<decltype(M)>::Owner;
+  Field* f = nullptr;
+  MutableField(type, field, &f);
+  f->sync = [](FieldContext& fc) -> Data {
+    const Owner* o = fc.parent.as<Owner>();
+    if (!o) throw FieldError("The parent of " + fc.field.name + " is not the C++ type its member belongs to.");
+    return internal::MemberData(o->*M);
+  };
+  f->async = nullptr;
+  const Type& t = f->type->nullable();
+  f->member_owner = &typeid(Owner);
+  f->write_member = t.kind == TypeKind::scalar ? internal::MemberLeafWriter<M>(t.builtin) : nullptr;
+  return *this;
+}
 
 }  // namespace cutoff::graphql
 

@@ -292,6 +292,11 @@ class Execution final : private FieldTasks::Host {
     }
     if (fctx.stop_requested())  // never start a field after the stop
       return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero(), /*started=*/false);
+    if (def.write_member && def.args.empty()) {  // a data member written straight out (Schema::member)
+      const Data::Object* o = parent.if_object();
+      if (o && (o->type == def.member_owner || *o->type == *def.member_owner) && def.write_member(o->ptr, out()))
+        return true;
+    }
     static const json::object kNoArguments;
     const json::object* args = &kNoArguments;
     std::optional<json::object> coerced;

@@ -121,9 +121,9 @@ class ResponseText {
 
   static constexpr std::size_t kChunkBytes = 256 * 1024;
 
-  std::string buf_;                 // the chunk being written
+  std::string buf_;                  // the chunk being written
   std::vector<std::string> chunks_;  // the full ones before it
-  std::size_t chunked_bytes_ = 0;   // their sizes' sum
+  std::size_t chunked_bytes_ = 0;    // their sizes' sum
   Part root_;
   Part* current_ = nullptr;
   Blocks<Segment> segments_;
