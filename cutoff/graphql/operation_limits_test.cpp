@@ -380,6 +380,24 @@ std::unique_ptr<Document> Parsed(const Schema& schema, const std::string& query)
   return std::move(parsed.document);
 }
 
+TEST(OperationLimitsExec, TheResponseLimitCountsEveryChunkOfALongText) {
+  // 400,000 words, about 8 MB of text: the walk yields many times and writes its later parts
+  // in chunks of their own. The limit is on the whole text.
+  auto schema = Build("type Query { words: [String] }");
+  schema->resolve("Query", "words", [](FieldContext&) {
+    Data::List words;
+    for (int i = 0; i < 400'000; ++i) words.push_back(Data::from("word number " + std::to_string(i)));
+    return Data::list(std::move(words));
+  });
+  ExecutionOptions options;
+  options.max_response_bytes = 2'000'000;
+  options.yield_after = 1ms;
+  const Response r = Execute(*schema, "{ words }", options);
+  EXPECT_FALSE(r.has_data);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].code, "RESPONSE_TOO_LARGE");
+}
+
 TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
   auto schema = Build("type Query { item: Item } type Item { spin: Int name: String }");
   // Each field busies the thread for 20 µs: 12,000 of them hold it for 240 ms.

@@ -548,7 +548,7 @@ class Execution final : private FieldTasks::Host {
   // nothing more is written, resolvers in flight are cancelled, and Run answers
   // RESPONSE_TOO_LARGE), and has this walk held the executor too long?
   [[gnu::noinline]] WalkLimits::Result Checkpoint() {
-    if (limits_.over_response_limit(out().size())) tasks_.cancel_in_flight_soon();
+    if (limits_.over_response_limit(writer_.size())) tasks_.cancel_in_flight_soon();
     return limits_.check();
   }
 

@@ -75,8 +75,10 @@ class ResponseText {
   Part* root() noexcept { return &root_; }
   Part* current() const noexcept { return current_; }
 
-  // Where text is appended (to the current part).
+  // Where text is appended (to the current part): the chunk being written.
   std::string& out() noexcept { return buf_; }
+  // The bytes written so far, every chunk's.
+  std::size_t size() const noexcept { return chunked_bytes_ + buf_.size(); }
 
   // A walk writes `p` from its end, until end(). A mark taken before it must not be
   // truncated to or cut at during it (its text may be in an earlier chunk).

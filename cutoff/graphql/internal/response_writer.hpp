@@ -31,6 +31,7 @@ class ResponseWriter {
 
   Part* root() noexcept { return text_.root(); }
   std::string& out() noexcept { return text_.out(); }
+  std::size_t size() const noexcept { return text_.size(); }  // the whole text's, not out()'s
   bool walking() const noexcept { return walking_; }
 
   // A walk starts writing `part`, until end().
