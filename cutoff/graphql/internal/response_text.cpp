@@ -125,16 +125,24 @@ ResponseText::Part* ResponseText::hole() {
   return h;
 }
 
-void ResponseText::Render(const Part& p, std::string& out) const {
-  if (p.nulled) {
-    out += "null";
-    return;
-  }
-  for (const Segment* s = p.head; s; s = s->next) {
-    if (s->part)
-      Render(*s->part, out);
-    else
-      out.append(s->chunk < chunks_.size() ? chunks_[s->chunk] : buf_, s->begin, s->end - s->begin);
+void ResponseText::Render(const Part& part, std::string& out) const {
+  // A part whose last segment is a part goes on there without recursing: the rest of a long
+  // list is a chain of such parts, one per time its walk yielded.
+  for (const Part* p = &part; p;) {
+    if (p->nulled) {
+      out += "null";
+      return;
+    }
+    const Part* last = nullptr;
+    for (const Segment* s = p->head; s; s = s->next) {
+      if (s->part && !s->next)
+        last = s->part;
+      else if (s->part)
+        Render(*s->part, out);
+      else
+        out.append(s->chunk < chunks_.size() ? chunks_[s->chunk] : buf_, s->begin, s->end - s->begin);
+    }
+    p = last;
   }
 }
 
