@@ -206,7 +206,7 @@ Schema& Schema::resolve(std::string_view type, std::string_view field, SyncResol
   f->sync = std::move(r);
   f->async = nullptr;
   f->member_owner = nullptr;
-  f->write_member = nullptr;
+  f->read_member = nullptr;
   return *this;
 }
 
@@ -216,7 +216,7 @@ Schema& Schema::resolve_async(std::string_view type, std::string_view field, Asy
   f->async = std::move(r);
   f->sync = nullptr;
   f->member_owner = nullptr;
-  f->write_member = nullptr;
+  f->read_member = nullptr;
   return *this;
 }
 

@@ -46,7 +46,6 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -63,7 +62,6 @@
 #include <vector>
 
 #include "cutoff/core/context.hpp"
-#include "cutoff/core/json_text.hpp"
 #include "cutoff/graphql/ast.hpp"
 #include "cutoff/graphql/data.hpp"
 #include "cutoff/graphql/error.hpp"
@@ -136,6 +134,16 @@ struct ListSize {
   bool require_one_slicing_argument = true;  // exactly one slicing argument must be given
 };
 
+// A leaf data member's value, as Schema::member reads it (string: borrowed from the object).
+struct MemberLeaf {
+  enum class Kind : std::uint8_t { absent, boolean, int32, number, string };
+  Kind kind = Kind::absent;
+  bool boolean = false;
+  std::int32_t int32 = 0;
+  double number = 0;
+  std::string_view string;
+};
+
 struct Field {
   std::string name;
   std::string description;
@@ -150,10 +158,10 @@ struct Field {
   AsyncResolver async;
   SourceResolver subscribe;  // subscription root fields: where the events come from
   // Set by Schema::member for a leaf whose C++ member maps straight onto the field's type:
-  // writes the member of `object`, a `member_owner`, into the response as JSON; false when
+  // reads the member of `object`, a `member_owner`, for the executor to write; `absent` when
   // the value does not fit the type (the executor then goes through `sync`, which reports it).
   const std::type_info* member_owner = nullptr;
-  bool (*write_member)(const void* object, std::string& out) = nullptr;
+  MemberLeaf (*read_member)(const void* object) = nullptr;
 
   const InputValue* find_arg(std::string_view name) const;
 };
@@ -353,9 +361,6 @@ boost::json::value literal_to_json(const Value& v);
 // every error that shows a literal, in the schema, in validation or in execution, shows it so.
 std::string print_literal(const Value& v);
 
-// Declared in values.hpp, which includes this header.
-void append_js_number(std::string& out, double d);
-
 namespace internal {
 
 template <typename>
@@ -385,28 +390,32 @@ Data MemberData(const V& v) {
 }
 
 template <auto M>
-bool WriteMemberLeaf(const void* object, std::string& out) {
+MemberLeaf ReadMemberLeaf(const void* object) {
   using P = MemberPointer<decltype(M)>;
   using V = typename P::Value;
   const V& v = static_cast<const typename P::Owner*>(object)->*M;
+  MemberLeaf leaf;
   if constexpr (std::is_same_v<V, bool>) {
-    out += v ? "true" : "false";
+    leaf.kind = MemberLeaf::Kind::boolean;
+    leaf.boolean = v;
   } else if constexpr (std::is_integral_v<V>) {
-    if (!std::in_range<std::int32_t>(v)) return false;  // not an Int: the error is the resolver path's
-    char buf[16];
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<std::int32_t>(v)).ptr);
+    if (!std::in_range<std::int32_t>(v)) return leaf;  // not an Int: the error is the resolver path's
+    leaf.kind = MemberLeaf::Kind::int32;
+    leaf.int32 = static_cast<std::int32_t>(v);
   } else if constexpr (std::is_floating_point_v<V>) {
-    if (!std::isfinite(v)) return false;
-    append_js_number(out, static_cast<double>(v));
+    if (!std::isfinite(v)) return leaf;
+    leaf.kind = MemberLeaf::Kind::number;
+    leaf.number = static_cast<double>(v);
   } else {
-    append_json_string(out, std::string_view(v));
+    leaf.kind = MemberLeaf::Kind::string;
+    leaf.string = std::string_view(v);
   }
-  return true;
+  return leaf;
 }
 
-// The writer for M on a field of scalar `builtin`, when the two match; null otherwise.
+// The reader for M on a field of scalar `builtin`, when the two match; null otherwise.
 template <auto M>
-bool (*MemberLeafWriter(BuiltinScalar builtin))(const void*, std::string&) {
+MemberLeaf (*MemberLeafReader(BuiltinScalar builtin))(const void*) {
   using V = typename MemberPointer<decltype(M)>::Value;
   bool match = false;
   if constexpr (std::is_same_v<V, bool>)
@@ -418,7 +427,7 @@ bool (*MemberLeafWriter(BuiltinScalar builtin))(const void*, std::string&) {
   else if constexpr (kStringMember<V>)
     match = builtin == BuiltinScalar::string || builtin == BuiltinScalar::id;
   if constexpr (std::is_arithmetic_v<V> || kStringMember<V>)
-    return match ? &WriteMemberLeaf<M> : nullptr;
+    return match ? &ReadMemberLeaf<M> : nullptr;
   else
     return nullptr;  // an object member: read through Data
 }
@@ -438,7 +447,7 @@ Schema& Schema::member(std::string_view type, std::string_view field) {
   f->async = nullptr;
   const Type& t = f->type->nullable();
   f->member_owner = &typeid(Owner);
-  f->write_member = t.kind == TypeKind::scalar ? internal::MemberLeafWriter<M>(t.builtin) : nullptr;
+  f->read_member = t.kind == TypeKind::scalar ? internal::MemberLeafReader<M>(t.builtin) : nullptr;
   return *this;
 }
 

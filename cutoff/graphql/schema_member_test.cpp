@@ -103,7 +103,7 @@ TEST_F(Member, AnswersAsResolversReturningTheMembersDo) {
 TEST_F(Member, OnlyMembersThatMapOntoTheFieldsTypeAreWrittenStraight) {
   Register(true);
   auto writes = [&](const char* field) {
-    return schema_->find_type("Item")->find_field(field)->write_member != nullptr;
+    return schema_->find_type("Item")->find_field(field)->read_member != nullptr;
   };
   EXPECT_TRUE(writes("id") && writes("name") && writes("qty") && writes("price") && writes("ok"));
   EXPECT_FALSE(writes("color"));  // an enum: serialized as a resolver's value would be

@@ -1,5 +1,6 @@
 #include "cutoff/graphql/values.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -405,69 +406,70 @@ std::optional<json::value> serialize_leaf(const Data& data, const Type& type, st
   return *v;  // a custom scalar without a codec: passed through
 }
 
-void append_js_number(std::string& out, double d) {
+std::size_t format_js_number(double d, char* buf) {
+  char* out = buf;
+  auto put = [&](std::string_view s) { out = std::copy(s.begin(), s.end(), out); };
   if (!std::isfinite(d)) {
-    out += "null";
-    return;
+    put("null");
+    return static_cast<std::size_t>(out - buf);
   }
   if (d == 0) {
-    out.push_back('0');
-    return;
+    put("0");
+    return 1;
   }
   // Integers below 2^53 print as integers; fractions from 1e-6 on in the fixed notation,
   // which the shortest round-trip form of to_chars is whenever it has no exponent. (Doubles
   // from 2^53 on are all integers, which to_chars would print with every digit, exactly.)
   const bool integral = d == std::trunc(d);
-  if (integral && std::fabs(d) < 9007199254740992.0) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(d));
-    out.append(buf, r.ptr);
-    return;
-  }
+  if (integral && std::fabs(d) < 9007199254740992.0)
+    return static_cast<std::size_t>(std::to_chars(buf, buf + kJsNumberMax, static_cast<std::int64_t>(d)).ptr - buf);
   if (!integral && std::fabs(d) >= 1e-6) {
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, d);
-    const std::string_view plain(buf, static_cast<std::size_t>(r.ptr - buf));
-    if (plain.find('e') == std::string_view::npos) {
-      out += plain;
-      return;
-    }
+    const auto r = std::to_chars(buf, buf + kJsNumberMax, d);
+    if (std::find(buf, r.ptr, 'e') == r.ptr) return static_cast<std::size_t>(r.ptr - buf);
   }
   if (d < 0) {
-    out.push_back('-');
+    put("-");
     d = -d;
   }
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));  // "d.ddde+XX"
+  char sci_buf[kJsNumberMax];
+  const auto r = std::to_chars(sci_buf, sci_buf + sizeof sci_buf, d, std::chars_format::scientific);
+  const std::string_view sci(sci_buf, static_cast<std::size_t>(r.ptr - sci_buf));  // "d.ddde+XX"
   const std::size_t e_pos = sci.find('e');
-  std::string digits;
+  char digits_buf[kJsNumberMax];
+  std::size_t k = 0;
   for (char c : sci.substr(0, e_pos))
-    if (c != '.') digits.push_back(c);
-  const int exp10 = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());
-  const int k = static_cast<int>(digits.size());
+    if (c != '.') digits_buf[k++] = c;
+  const std::string_view digits(digits_buf, k);
+  int exp10 = 0;
+  std::from_chars(sci.data() + e_pos + (sci[e_pos + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp10);
   const int n = exp10 + 1;  // value = 0.digits * 10^n
-  if (k <= n && n <= 21) {
-    out += digits;
-    out.append(static_cast<std::size_t>(n - k), '0');
+  const auto zeros = [&](int count) { out = std::fill_n(out, count, '0'); };
+  if (static_cast<int>(k) <= n && n <= 21) {
+    put(digits);
+    zeros(n - static_cast<int>(k));
   } else if (0 < n && n <= 21) {
-    out.append(digits, 0, static_cast<std::size_t>(n));
-    out.push_back('.');
-    out.append(digits, static_cast<std::size_t>(n), std::string::npos);
+    put(digits.substr(0, static_cast<std::size_t>(n)));
+    put(".");
+    put(digits.substr(static_cast<std::size_t>(n)));
   } else if (-6 < n && n <= 0) {
-    out += "0.";
-    out.append(static_cast<std::size_t>(-n), '0');
-    out += digits;
+    put("0.");
+    zeros(-n);
+    put(digits);
   } else {
-    out.push_back(digits[0]);
+    put(digits.substr(0, 1));
     if (k > 1) {
-      out.push_back('.');
-      out.append(digits, 1, std::string::npos);
+      put(".");
+      put(digits.substr(1));
     }
-    out.push_back('e');
-    out.push_back(n - 1 >= 0 ? '+' : '-');
-    out += std::to_string(std::abs(n - 1));
+    put(n - 1 >= 0 ? "e+" : "e-");
+    out = std::to_chars(out, buf + kJsNumberMax, std::abs(n - 1)).ptr;
   }
+  return static_cast<std::size_t>(out - buf);
+}
+
+void append_js_number(std::string& out, double d) {
+  char buf[kJsNumberMax];
+  out.append(buf, format_js_number(d, buf));
 }
 
 void append_json(std::string& out, const json::value& v) {

@@ -11,6 +11,7 @@
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,9 @@ std::optional<boost::json::value> serialize_leaf(const Data& v, const Type& type
 
 // Appends a JSON number the way JavaScript's JSON.stringify does (non-finite: null).
 void append_js_number(std::string& out, double d);
+// The same text written to `buf`, which holds kJsNumberMax chars; returns its length.
+inline constexpr std::size_t kJsNumberMax = 32;
+std::size_t format_js_number(double d, char* buf);
 // Appends any JSON value, numbers as JavaScript writes them.
 void append_json(std::string& out, const boost::json::value& v);
 

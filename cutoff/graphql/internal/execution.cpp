@@ -21,6 +21,7 @@
 
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/error.hpp"
+#include "cutoff/core/json_text.hpp"
 #include "cutoff/graphql/internal/coercion.hpp"
 #include "cutoff/graphql/internal/execution_errors.hpp"
 #include "cutoff/graphql/internal/field_collection.hpp"
@@ -29,6 +30,7 @@
 #include "cutoff/graphql/internal/response_path.hpp"
 #include "cutoff/graphql/internal/response_text.hpp"
 #include "cutoff/graphql/internal/response_writer.hpp"
+#include "cutoff/graphql/internal/text_buffer.hpp"
 #include "cutoff/graphql/internal/walk_limits.hpp"
 #include "cutoff/graphql/values.hpp"
 
@@ -38,10 +40,20 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
-void AppendInt(std::string& out, std::int64_t v) {
+void AppendInt(TextBuffer& out, std::int64_t v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
+void AppendNumber(TextBuffer& out, double v) {
+  char buf[kJsNumberMax];
+  out.append(buf, format_js_number(v, buf));
+}
+
+// A member name (`,"key":`), without its comma for an object's first.
+void AppendMember(TextBuffer& out, const std::string& member, bool first) {
+  out.append(member.data() + (first ? 1 : 0), member.size() - (first ? 1 : 0));
 }
 
 // The size of the last response on this thread, up to 64 KiB (below where malloc maps memory
@@ -127,7 +139,7 @@ class Execution final : private FieldTasks::Host {
     out().push_back('{');
     for (std::size_t k = 0; k < fields.groups.size(); ++k) {
       const FieldGroup& g = fields.groups[k];
-      out().append(g.member, k == 0 ? 1 : 0);
+      AppendMember(out(), g.member, k == 0);
       const PathNode path{nullptr, g.key};
       // One field at a time, so what the ledger gains from here until the field ends is
       // this field's.
@@ -165,7 +177,7 @@ class Execution final : private FieldTasks::Host {
     Data result;
   };
 
-  std::string& out() noexcept { return writer_.out(); }
+  TextBuffer& out() noexcept { return writer_.out(); }
 
   void BeginWalk(ResponseText::Part* part) { writer_.begin(part); }
   void EndWalk() {
@@ -248,12 +260,12 @@ class Execution final : private FieldTasks::Host {
           tasks_.add_fields(writer_.hole(true), type, parent, fields, k, path, ctx);
           return true;
         }
-        out().append(g.member, k == 0 ? 1 : 0);
+        AppendMember(out(), g.member, k == 0);
         const PathNode field_path{path, g.key};
         if (!ExecuteHalted(type, parent, g, &field_path, ctx)) return false;
         continue;
       }
-      out().append(g.member, k == 0 ? 1 : 0);
+      AppendMember(out(), g.member, k == 0);
       const PathNode field_path{path, g.key};
       if (!ExecuteField(type, parent, g, &field_path, ctx)) return false;
     }
@@ -287,14 +299,14 @@ class Execution final : private FieldTasks::Host {
                          const PathNode* path, const Context& fctx) {
     const bool non_null = def.type->is_non_null();
     if (&def == &schema_.typename_meta_field()) {
-      append_json_string(out(), parent_type.name);
+      append_json_string_to(out(), parent_type.name);
       return true;
     }
     if (fctx.stop_requested())  // never start a field after the stop
       return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero(), /*started=*/false);
-    if (def.write_member && def.args.empty()) {  // a data member written straight out (Schema::member)
+    if (def.read_member && def.args.empty()) {  // a data member written straight out (Schema::member)
       const Data::Object* o = parent.if_object();
-      if (o && (o->type == def.member_owner || *o->type == *def.member_owner) && def.write_member(o->ptr, out()))
+      if (o && (o->type == def.member_owner || *o->type == *def.member_owner) && WriteLeaf(def.read_member(o->ptr)))
         return true;
     }
     static const json::object kNoArguments;
@@ -317,6 +329,18 @@ class Execution final : private FieldTasks::Host {
     const bool ok = Complete(*def.type, g, result, path, fctx);
     if (tasks_.count() != deferred) tasks_.retain(std::move(result));
     return ok;
+  }
+
+  // Writes a data member's value; false when it did not fit the field's type (absent).
+  bool WriteLeaf(const MemberLeaf& leaf) {
+    switch (leaf.kind) {
+      case MemberLeaf::Kind::boolean: out() += leaf.boolean ? "true" : "false"; return true;
+      case MemberLeaf::Kind::int32: AppendInt(out(), leaf.int32); return true;
+      case MemberLeaf::Kind::number: AppendNumber(out(), leaf.number); return true;
+      case MemberLeaf::Kind::string: append_json_string_to(out(), leaf.string); return true;
+      case MemberLeaf::Kind::absent: return false;
+    }
+    return false;
   }
 
   // A field met while the walk is halted (out of line: the hot path only tests halted()).
@@ -448,11 +472,11 @@ class Execution final : private FieldTasks::Host {
     if (t.kind == TypeKind::scalar) {
       if (t.builtin == BuiltinScalar::string || t.builtin == BuiltinScalar::id) {
         if (const auto* v = std::get_if<std::string_view>(&s)) {
-          append_json_string(out(), *v);
+          append_json_string_to(out(), *v);
           return true;
         }
         if (const auto* v = std::get_if<std::string>(&s)) {
-          append_json_string(out(), *v);
+          append_json_string_to(out(), *v);
           return true;
         }
       }
@@ -464,7 +488,7 @@ class Execution final : private FieldTasks::Host {
       }
       if (t.builtin == BuiltinScalar::float_) {
         if (const auto* v = std::get_if<double>(&s); v && std::isfinite(*v)) {
-          append_js_number(out(), *v);
+          AppendNumber(out(), *v);
           return true;
         }
       }
@@ -482,7 +506,9 @@ class Execution final : private FieldTasks::Host {
       out() += "null";
       return true;
     }
-    append_json(out(), *v);
+    std::string text;  // a custom scalar's JSON: off the fast path
+    append_json(text, *v);
+    out() += text;
     return true;
   }
 

@@ -35,13 +35,12 @@ constexpr std::size_t kHeadRoom = 64;
 }  // namespace
 
 ResponseText::ResponseText() {
-  if (std::string* spare = SpareBuffer()) buf_.swap(*spare);
-  buf_.clear();
+  if (std::string* spare = SpareBuffer()) buf_.swap_storage(*spare);
 }
 
 ResponseText::~ResponseText() {
   std::string* spare = SpareBuffer();
-  if (spare && buf_.capacity() > spare->capacity() && buf_.capacity() <= kMaxSpareCapacity) spare->swap(buf_);
+  if (spare && buf_.capacity() > spare->size() && buf_.capacity() <= kMaxSpareCapacity) *spare = buf_.take_storage();
 }
 
 ResponseText::Segment* ResponseText::NewSegment(std::size_t begin, std::size_t end, Part* part) {
@@ -50,11 +49,10 @@ ResponseText::Segment* ResponseText::NewSegment(std::size_t begin, std::size_t e
 
 void ResponseText::begin_walk(Part* p) {
   if (buf_.size() >= kChunkBytes) {
-    std::string fresh;
-    fresh.reserve(buf_.size());  // about what a walk writes
-    chunked_bytes_ += buf_.size();
-    chunks_.push_back(std::move(buf_));
-    buf_ = std::move(fresh);
+    const std::size_t size = buf_.size();
+    chunked_bytes_ += size;
+    chunks_.push_back(buf_.release());
+    buf_.reserve(size);  // about what a walk writes
   }
   begin(p);
 }
@@ -74,7 +72,7 @@ void ResponseText::Close(Part& p) {
 
 void ResponseText::truncate(const Mark& m) noexcept {
   Part& p = *m.part;
-  buf_.resize(m.offset);
+  buf_.truncate(m.offset);
   p.tail = m.tail;
   if (m.tail)
     m.tail->next = nullptr;
@@ -140,7 +138,7 @@ void ResponseText::Render(const Part& part, std::string& out) const {
       else if (s->part)
         Render(*s->part, out);
       else
-        out.append(s->chunk < chunks_.size() ? chunks_[s->chunk] : buf_, s->begin, s->end - s->begin);
+        out.append((s->chunk < chunks_.size() ? chunks_[s->chunk].data() : buf_.data()) + s->begin, s->end - s->begin);
     }
     p = last;
   }
@@ -152,8 +150,8 @@ std::string ResponseText::render() && {
   if (!root_.head || (chunks_.empty() && root_.head == root_.tail && !root_.head->part && root_.head->begin == 0 &&
                       root_.head->end == buf_.size())) {
     if (!root_.head) return {};
-    if (buf_.capacity() > kCopyWhenCapacityOver * buf_.size() + 64) return buf_;
-    return std::move(buf_);
+    if (buf_.capacity() > kCopyWhenCapacityOver * buf_.size() + 64) return std::string(buf_.view());
+    return buf_.release();
   }
   std::string out;
   out.reserve(chunked_bytes_ + buf_.size() + kHeadRoom);

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cutoff/graphql/internal/blocks.hpp"
+#include "cutoff/graphql/internal/text_buffer.hpp"
 
 namespace cutoff::graphql::internal {
 
@@ -76,7 +77,7 @@ class ResponseText {
   Part* current() const noexcept { return current_; }
 
   // Where text is appended (to the current part): the chunk being written.
-  std::string& out() noexcept { return buf_; }
+  TextBuffer& out() noexcept { return buf_; }
   // The bytes written so far, every chunk's.
   std::size_t size() const noexcept { return chunked_bytes_ + buf_.size(); }
 
@@ -123,7 +124,7 @@ class ResponseText {
 
   static constexpr std::size_t kChunkBytes = 256 * 1024;
 
-  std::string buf_;                  // the chunk being written
+  TextBuffer buf_;                   // the chunk being written
   std::vector<std::string> chunks_;  // the full ones before it
   std::size_t chunked_bytes_ = 0;    // their sizes' sum
   Part root_;

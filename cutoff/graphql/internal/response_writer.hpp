@@ -30,7 +30,7 @@ class ResponseWriter {
   using Part = ResponseText::Part;
 
   Part* root() noexcept { return text_.root(); }
-  std::string& out() noexcept { return text_.out(); }
+  TextBuffer& out() noexcept { return text_.out(); }
   std::size_t size() const noexcept { return text_.size(); }  // the whole text's, not out()'s
   bool walking() const noexcept { return walking_; }
 
