@@ -398,23 +398,40 @@ TEST(OperationLimitsExec, TheResponseLimitCountsEveryChunkOfALongText) {
   EXPECT_EQ(r.errors[0].code, "RESPONSE_TOO_LARGE");
 }
 
-TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
-  auto schema = Build("type Query { item: Item } type Item { spin: Int name: String }");
-  // Each field busies the thread for 20 µs: 12,000 of them hold it for 240 ms.
-  schema->resolve("Item", "spin", [](FieldContext&) {
+// The same document executed yielding every 2 ms and never, each beside a tick.
+struct BothWays {
+  Response yielding, unyielding;
+  Duration gap_yielding{}, gap_unyielding{};
+};
+BothWays ExecuteBothWays(const Schema& schema, const Document& document) {
+  BothWays b;
+  b.yielding = ExecuteBesideATick(schema, document, 2ms, &b.gap_yielding);
+  b.unyielding = ExecuteBesideATick(schema, document, Duration::zero(), &b.gap_unyielding);
+  return b;
+}
+
+// A wide object: Query.item's `spin` busies the thread for 20 µs, and WideItemQuery selects
+// it 12,000 times (240 ms of work in one object), then `rest`.
+void ResolveWideItem(Schema& schema) {
+  schema.resolve("Item", "spin", [](FieldContext&) {
     Spin(20us);
     return Data::from(std::int64_t{1});
   });
   static const int kItem = 0;
-  schema->resolve("Query", "item", [](FieldContext&) { return Data::object(&kItem); });
+  schema.resolve("Query", "item", [](FieldContext&) { return Data::object(&kItem); });
+}
+std::string WideItemQuery(const std::string& rest) {
   std::string query = "{ item {";
   for (int i = 0; i < 12000; ++i) query += " s" + std::to_string(i) + ": spin";
-  query += " name } }";
-  const auto doc = Parsed(*schema, query);
+  return query + " " + rest;
+}
 
-  Duration gap_yielding{}, gap_unyielding{};
-  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
-  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
+TEST(OperationLimitsExec, ALongWalkLetsOtherWorkRun) {
+  auto schema = Build("type Query { item: Item } type Item { spin: Int name: String }");
+  ResolveWideItem(*schema);
+  const auto doc = Parsed(*schema, WideItemQuery("name } }"));
+
+  const auto [yielding, unyielding, gap_yielding, gap_unyielding] = ExecuteBothWays(*schema, *doc);
   EXPECT_TRUE(yielding.errors.empty());
   EXPECT_EQ(yielding.to_json(), unyielding.to_json());  // the same response either way
   EXPECT_GT(gap_unyielding, 200ms);                     // the walk held the loop
@@ -428,21 +445,11 @@ TEST(OperationLimitsExec, ANullInANonNullFieldLeftForLaterNullsItsObject) {
   // The walk yields inside a wide object; its last field, written by a later walk, is a
   // non-null field that fails: the object becomes null, as without yielding.
   auto schema = Build("type Query { item: Item other: Int } type Item { spin: Int must: Int! }");
-  schema->resolve("Item", "spin", [](FieldContext&) {
-    Spin(20us);
-    return Data::from(std::int64_t{1});
-  });
+  ResolveWideItem(*schema);
   schema->resolve("Item", "must", [](FieldContext&) { return Data(); });
-  static const int kItem = 0;
-  schema->resolve("Query", "item", [](FieldContext&) { return Data::object(&kItem); });
   schema->resolve("Query", "other", [](FieldContext&) { return Data::from(std::int64_t{7}); });
-  std::string query = "{ item {";
-  for (int i = 0; i < 12000; ++i) query += " s" + std::to_string(i) + ": spin";
-  query += " must } other }";
-  const auto doc = Parsed(*schema, query);
-  Duration gap_yielding{}, gap_unyielding{};
-  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
-  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
+  const auto doc = Parsed(*schema, WideItemQuery("must } other }"));
+  const auto [yielding, unyielding, gap_yielding, gap_unyielding] = ExecuteBothWays(*schema, *doc);
   const std::string text = yielding.to_json();
   EXPECT_EQ(text, unyielding.to_json());
   const json::value v = json::parse(text);
@@ -491,9 +498,7 @@ std::unique_ptr<Schema> ItemsSchema(int null_at = -1,
 TEST(OperationLimitsExec, ALongListLetsOtherWorkRunAndIsWrittenWhole) {
   auto schema = ItemsSchema();
   const auto doc = Parsed(*schema, "{ items { n spin } words }");
-  Duration gap_yielding{}, gap_unyielding{};
-  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
-  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
+  const auto [yielding, unyielding, gap_yielding, gap_unyielding] = ExecuteBothWays(*schema, *doc);
   EXPECT_TRUE(yielding.errors.empty());
   const std::string text = yielding.to_json();
   EXPECT_EQ(text, unyielding.to_json());
@@ -512,9 +517,7 @@ TEST(OperationLimitsExec, ANullInANonNullItemLeftForLaterNullsTheList) {
   // reaches the nullable list, with one error at its path, as without yielding.
   auto schema = ItemsSchema(/*null_at=*/10'000);
   const auto doc = Parsed(*schema, "{ items { n spin } words }");
-  Duration gap_yielding{}, gap_unyielding{};
-  const Response yielding = ExecuteBesideATick(*schema, *doc, 2ms, &gap_yielding);
-  const Response unyielding = ExecuteBesideATick(*schema, *doc, Duration::zero(), &gap_unyielding);
+  const auto [yielding, unyielding, gap_yielding, gap_unyielding] = ExecuteBothWays(*schema, *doc);
   const std::string text = yielding.to_json();
   EXPECT_EQ(text, unyielding.to_json());
   const json::value v = json::parse(text);
