@@ -111,6 +111,7 @@ void Inventory::use_shipping_grpc(const asio::any_io_executor& executor, std::st
   grpc::ClientOptions client;
   client.tls = std::move(tls);
   client.name = "shipping";
+  client.reply_margin = options_.shipping_reply_margin;
   shipping_grpc_ = std::make_unique<grpc::Client>(executor, std::move(target), client);
   OrderSagaOptions order;
   order.grpc_client = shipping_grpc_.get();

@@ -119,13 +119,14 @@ Message ParseReply(const std::string& bytes, const Context& ctx) {
 
 class GrpcInventoryClient final : public InventoryClient {
  public:
-  GrpcInventoryClient(asio::any_io_executor executor, const InventoryClientOptions& o) : margin_(o.reply_margin) {
+  GrpcInventoryClient(asio::any_io_executor executor, const InventoryClientOptions& o) {
     if (o.grpc_target.empty()) throw std::invalid_argument("the inventory's gRPC target (host:port) is empty");
     grpc::ClientOptions client;
     client.tls = o.grpc_tls;
     client.policy = o.policy;
     client.metrics = o.metrics;
     client.name = "inventory";
+    client.reply_margin = o.reply_margin;
     client_ = std::make_unique<grpc::Client>(std::move(executor), o.grpc_target, client);
   }
 
@@ -173,12 +174,6 @@ class GrpcInventoryClient final : public InventoryClient {
     grpc::CallOptions call;
     call.idempotent = true;  // keyed: a retry cannot reserve twice
     call.may_write = true;
-    // gRPC has one deadline for both ends; the inventory binds the sooner of it and this
-    // budget, so it stops first and its answer says whether anything committed.
-    if (margin_ > Duration::zero() && !ctx.deadline().is_never()) {
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.remaining() - margin_).count();
-      call.metadata.emplace_back("deadline-budget-ms", std::to_string(std::max<std::int64_t>(0, ms)));
-    }
     std::string method = inventory_grpc_method("Reserve");
     std::string bytes = req.SerializeAsString();
     std::string reply = co_await client_->call(ctx, std::move(method), std::move(bytes), std::move(call));
@@ -208,7 +203,6 @@ class GrpcInventoryClient final : public InventoryClient {
     co_return co_await client_->call(ctx, std::move(method), std::move(bytes), std::move(call));
   }
 
-  Duration margin_;
   std::unique_ptr<grpc::Client> client_;
 };
 

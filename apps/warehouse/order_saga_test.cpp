@@ -255,6 +255,23 @@ TEST_F(OrderSagaTest, ABudgetSpentWhileBookingIsADefiniteFailureAndIsUndone) {
   EXPECT_EQ(Journal("o-3").state, effects::SagaState::compensated);
 }
 
+TEST_F(OrderSagaTest, OverGrpcABudgetSpentWhileBookingIsADefiniteFailureAndIsUndoneToo) {
+  // The gRPC client tells shipping its budget less the margin in metadata (the call's own gRPC
+  // deadline is the whole budget), so shipping's stop comes first and its answer arrives.
+  Start(/*booking_time=*/Scaled(3000ms), /*reply_margin=*/Scaled(200ms), /*over_grpc=*/true);
+  http::Response r;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    http::ClientRequest req = Order(inventory_url_, "o-3g", 3, 1);
+    req.headers.set("Deadline-Budget-Ms", std::to_string(Scaled(800ms).count()));
+    r = co_await client.request(Context().with_timeout(20s), std::move(req));
+  });
+  EXPECT_EQ(r.status, 504) << r.body;
+  EXPECT_NE(r.body.find("deadline_exceeded"), std::string::npos) << r.body;
+  EXPECT_EQ(State(3, "o-3g"), std::make_pair(std::int64_t{0}, 404));
+  EXPECT_EQ(Journal("o-3g").state, effects::SagaState::compensated);
+}
+
 TEST_F(OrderSagaTest, ACallerLeavingMidBookingLeavesAnAmbiguousStepThatResumeSettles) {
   Start(/*booking_time=*/Scaled(1000ms));
   RunSync([&]() -> asio::awaitable<void> {

@@ -291,4 +291,11 @@ std::optional<std::string> format_budget_ms(Deadline deadline, const Clock& cloc
   return std::to_string(ms);
 }
 
+std::optional<std::string> format_budget_ms(Deadline deadline, Duration reply_margin, const Clock& clock) {
+  if (reply_margin <= Duration::zero() || deadline.is_never()) return format_budget_ms(deadline, clock);
+  const Duration left = deadline.remaining(clock);
+  if (left <= Duration::zero()) return std::nullopt;
+  return format_budget_ms(Deadline::after(left - std::min(reply_margin, left / 2), clock), clock);
+}
+
 }  // namespace cutoff

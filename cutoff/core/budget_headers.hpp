@@ -101,6 +101,12 @@ InboundBudget parse_inbound_budget(std::span<const HeaderField> headers, const B
 // deadline has passed (then the call must not be sent) or when there is no deadline.
 std::optional<std::string> format_budget_ms(Deadline deadline, const Clock& clock = Clock::steady());
 
+// The same, less a reply margin (never more than half of what is left): the callee's deadline
+// then comes first, and its answer to a stop there (a definite one, before its commit point)
+// still arrives inside the caller's. A zero margin sends the whole budget.
+std::optional<std::string> format_budget_ms(Deadline deadline, Duration reply_margin,
+                                            const Clock& clock = Clock::steady());
+
 }  // namespace cutoff
 
 #endif  // CUTOFF_CORE_BUDGET_HEADERS_HPP_

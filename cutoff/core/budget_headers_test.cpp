@@ -200,6 +200,16 @@ TEST(FormatBudgetMs, RoundsUpAndNeverSendsZero) {
   EXPECT_EQ(format_budget_ms(d, clock), std::nullopt);
 }
 
+TEST(FormatBudgetMs, AReplyMarginComesOffTheBudgetButNeverMoreThanHalf) {
+  ManualClock clock;
+  EXPECT_EQ(format_budget_ms(Deadline::after(1000ms, clock), 200ms, clock), "800");
+  EXPECT_EQ(format_budget_ms(Deadline::after(100ms, clock), 200ms, clock), "50");
+  EXPECT_EQ(format_budget_ms(Deadline::after(1000ms, clock), Duration::zero(), clock), "1000");
+  EXPECT_EQ(format_budget_ms(Deadline::after(1ns, clock), 200ms, clock), "1");  // a live budget never reads 0
+  EXPECT_EQ(format_budget_ms(Deadline::after(0ms, clock), 200ms, clock), std::nullopt);
+  EXPECT_EQ(format_budget_ms(Deadline::never(), 200ms, clock), std::nullopt);
+}
+
 TEST(FormatBudgetMs, RoundTripsThroughTheParser) {
   ManualClock clock;
   for (auto budget : {1ns, Duration(1ms), Duration(999us), Duration(5s), Duration(1234567us)}) {

@@ -15,7 +15,9 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <variant>
 
+#include "cutoff/core/budget_headers.hpp"
 #include "cutoff/core/cancel.hpp"
 #include "cutoff/core/commit_ledger.hpp"
 #include "cutoff/core/error.hpp"
@@ -163,7 +165,21 @@ struct Client::Impl {
           pending->context.AddMetadata("tracestate", ctx.values().trace.tracestate);
       }
     }
-    for (const auto& [key, value] : call_options.metadata) pending->context.AddMetadata(key, value);
+    std::optional<std::string> budget_ms;
+    if (options.reply_margin > Duration::zero())
+      budget_ms = format_budget_ms(attempt.deadline(), options.reply_margin, attempt.clock());
+    for (const auto& [key, value] : call_options.metadata) {
+      if (budget_ms && key == internal::kBudgetMetadataKey) {
+        // The caller's own value is kept only when it is tighter: the server reads one.
+        const auto theirs = parse_budget_ms(value);
+        if (std::holds_alternative<Duration>(theirs) &&
+            std::get<Duration>(theirs) < std::get<Duration>(parse_budget_ms(*budget_ms)))
+          budget_ms = value;
+        continue;
+      }
+      pending->context.AddMetadata(key, value);
+    }
+    if (budget_ms) pending->context.AddMetadata(std::string(internal::kBudgetMetadataKey), *budget_ms);
     pending->request = internal::ToByteBuffer(request);
 
     // A stop at any moment from here on reaches the call: TryCancel is thread-safe, and sends

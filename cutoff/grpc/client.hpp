@@ -51,6 +51,12 @@ struct ClientOptions {
   std::size_t max_response_bytes = 4 * 1024 * 1024;
   observe::Registry* metrics = nullptr;  // stops in flight and the policy's metrics; null: none
   std::string name;                      // the policy's metric label (name="..."); empty: the target
+  // Taken off the budget the server is told (as `deadline-budget-ms` metadata, never more than
+  // half of what is left; the call's own gRPC deadline stays the whole budget), so that the
+  // server's deadline fires first and its answer still arrives within ours: a write it stopped
+  // before its commit point then comes back as a definite `deadline_exceeded`, instead of a
+  // call sent and never answered (`commit_ambiguous`). Zero: the server gets the whole budget.
+  Duration reply_margin = Duration::zero();
 };
 
 struct CallOptions {

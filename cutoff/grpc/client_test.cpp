@@ -34,6 +34,27 @@ TEST_F(GrpcFixture, TheAttemptTimeoutTightensTheDeadlineSent) {
   EXPECT_LE(std::stol(r.response), 300 + kGrpcDeadlineRoundingMs);
 }
 
+TEST_F(GrpcFixture, AReplyMarginTellsTheServerLessThanTheCallsOwnDeadline) {
+  Start();
+  ClientOptions client;
+  client.reply_margin = 300ms;
+  const Result r = Call(WithBudget(1000ms), kBudget, "", CallOptions(), client);
+  ASSERT_FALSE(r.error) << r.error->what();
+  EXPECT_LE(std::stol(r.response), 700 + kGrpcDeadlineRoundingMs);
+  EXPECT_GT(std::stol(r.response), 700 - 100 * TimeScale());
+  // A tighter value of the caller's own wins; a looser one is dropped (the server reads one).
+  CallOptions tighter;
+  tighter.metadata.emplace_back("deadline-budget-ms", "250");
+  const Result t = Call(WithBudget(1000ms), kBudget, "", tighter, client);
+  ASSERT_FALSE(t.error) << t.error->what();
+  EXPECT_LE(std::stol(t.response), 250);
+  CallOptions looser;
+  looser.metadata.emplace_back("deadline-budget-ms", "900");
+  const Result l = Call(WithBudget(1000ms), kBudget, "", looser, client);
+  ASSERT_FALSE(l.error) << l.error->what();
+  EXPECT_LE(std::stol(l.response), 700 + kGrpcDeadlineRoundingMs);
+}
+
 TEST_F(GrpcFixture, ASpentBudgetSendsNothing) {
   Start();
   auto [ctx, source] = Context::background().with_timeout(5s).with_cancel();

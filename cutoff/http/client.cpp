@@ -363,17 +363,8 @@ struct Client::Impl {
   // The Deadline-Budget-Ms value for what is left of `attempt` now, less the reply margin;
   // `callers` (a value the caller set) wins when it is tighter. nullopt: nothing is left.
   std::optional<std::string> BudgetHeader(const Context& attempt, const std::optional<std::string>& callers) const {
-    auto value = format_budget_ms(attempt.deadline(), attempt.clock());
+    auto value = format_budget_ms(attempt.deadline(), options.reply_margin, attempt.clock());
     if (!value) return std::nullopt;
-    if (options.reply_margin > Duration::zero()) {
-      // The server's deadline comes first by the margin (at most half of what is left), so
-      // that its answer to a stop there, a definite one before its commit point, can still
-      // arrive inside ours.
-      const Duration left = attempt.remaining();
-      const Duration margin = std::min(options.reply_margin, left / 2);
-      if (auto tighter = format_budget_ms(Deadline::after(left - margin, attempt.clock()), attempt.clock()))
-        value = std::move(*tighter);
-    }
     if (callers) {
       const auto theirs = parse_budget_ms(*callers);
       const auto ours = parse_budget_ms(*value);

@@ -19,6 +19,8 @@ namespace cutoff::grpc::internal {
 
 inline constexpr std::string_view kErrorCodeTrailer = "cutoff-error-code";
 inline constexpr std::string_view kRequestIdKey = "x-request-id";
+// core's Deadline-Budget-Ms, lowercased as gRPC metadata keys must be.
+inline constexpr std::string_view kBudgetMetadataKey = "deadline-budget-ms";
 
 // The status `e` is answered with. Internal errors say only "internal error".
 ::grpc::Status StatusFor(const Error& e);
