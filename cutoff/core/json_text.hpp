@@ -8,6 +8,8 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,23 @@ inline constexpr std::array<char, 256> kEscape = [] {
   return t;
 }();
 
+// How many bytes from the start of `s` are copied as they are: eight at a time while no byte
+// of a word is a control character, '"' or '\\' (each test below is exact for "some byte is").
+inline std::size_t PlainPrefix(std::string_view s) noexcept {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    const std::uint64_t quote = w ^ (kOnes * '"'), backslash = w ^ (kOnes * '\\');
+    const std::uint64_t special = ((w - kOnes * 0x20) & ~w) | ((quote - kOnes) & ~quote) |
+                                  ((backslash - kOnes) & ~backslash);
+    if (special & kHigh) break;
+  }
+  while (i < s.size() && kEscape[static_cast<unsigned char>(s[i])] == 0) ++i;
+  return i;
+}
+
 }  // namespace json_text_internal
 
 // Appends `s` as a JSON string literal: quotes, backslashes and control characters are
@@ -39,9 +58,9 @@ inline constexpr std::array<char, 256> kEscape = [] {
 template <typename Out>
 void append_json_string_to(Out& out, std::string_view s) {
   out.push_back('"');
-  // Runs that need no escaping are copied in one go.
+  // Runs that need no escaping are copied in one go; most strings are one such run.
   std::size_t run = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  for (std::size_t i = json_text_internal::PlainPrefix(s); i < s.size(); ++i) {
     const char e = json_text_internal::kEscape[static_cast<unsigned char>(s[i])];
     if (e == 0) [[likely]]
       continue;

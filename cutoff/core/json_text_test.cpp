@@ -29,6 +29,41 @@ TEST(JsonText, EveryControlCharacterIsEscaped) {
   EXPECT_EQ(out, R"("\u0000x")");
 }
 
+// The word-at-a-time scan finds every byte that needs escaping, wherever it sits in a word,
+// and lets every other byte through (UTF-8 and DEL included).
+TEST(JsonText, AnyByteAtAnyPositionIsEscapedExactlyAsByteByByte) {
+  auto naive = [](std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '"') out += "\\\"";
+      else if (c == '\\') out += "\\\\";
+      else if (c == '\b') out += "\\b";
+      else if (c == '\f') out += "\\f";
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (c < 0x20) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      } else out += static_cast<char>(c);
+    }
+    return out + "\"";
+  };
+  for (std::size_t len = 0; len <= 24; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (int c = 0; c < 256; ++c) {
+        std::string s(len, 'a');
+        s[at] = static_cast<char>(c);
+        std::string out;
+        append_json_string(out, s);
+        ASSERT_EQ(out, naive(s)) << "length " << len << ", byte " << c << " at " << at;
+      }
+    }
+  }
+}
+
 TEST(JsonText, WritesIntoAnyBufferWithPushBackAndAppend) {
   struct Buffer {
     std::string text;

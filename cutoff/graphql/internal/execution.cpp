@@ -40,11 +40,7 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
-void AppendInt(TextBuffer& out, std::int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-}
+void AppendInt(TextBuffer& out, std::int64_t v) { out.append_int(v); }
 
 void AppendNumber(TextBuffer& out, double v) {
   char buf[kJsNumberMax];

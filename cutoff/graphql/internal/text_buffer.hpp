@@ -7,8 +7,10 @@
 //   TextBuffer out;
 //   out.append(R"({"id":)");
 //   out.push_back('7');
+//   out += ",\"n\":";
+//   out.append_int(-42);
 //   out += "}";
-//   std::string text = out.release();  // {"id":7}
+//   std::string text = out.release();  // {"id":7,"n":-42}
 //
 // Header-only: every byte of a response goes through it.
 #ifndef CUTOFF_GRAPHQL_INTERNAL_TEXT_BUFFER_HPP_
@@ -62,6 +64,33 @@ class TextBuffer {
     return *this;
   }
 
+  // A decimal integer, written in place two digits at a time.
+  void append_int(std::int64_t v) {
+    if (capacity() - size_ < 20) [[unlikely]]
+      Grow(20);
+    char* p = storage_.data() + size_;
+    std::uint64_t u = static_cast<std::uint64_t>(v);
+    if (v < 0) {
+      *p++ = '-';
+      u = 0 - u;
+    }
+    const int n = Digits(u);
+    char* end = p + n;
+    char* q = end;
+    while (u >= 100) {
+      q -= 2;
+      std::memcpy(q, kDigitPairs + 2 * (u % 100), 2);
+      u /= 100;
+    }
+    if (u >= 10) {
+      q -= 2;
+      std::memcpy(q, kDigitPairs + 2 * u, 2);
+    } else {
+      *--q = static_cast<char>('0' + u);
+    }
+    size_ = static_cast<std::size_t>(end - storage_.data());
+  }
+
   // The text as a std::string, in this buffer's storage; the buffer is left empty.
   std::string release() {
     storage_.resize(size_);
@@ -102,6 +131,23 @@ class TextBuffer {
       to[n - 1] = from[n - 1];
     } else if (n > 16) {
       std::memcpy(to, from, n);
+    }
+  }
+
+  static constexpr char kDigitPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+
+  static int Digits(std::uint64_t u) noexcept {
+    int n = 1;
+    for (;;) {  // four digits a step: the values of a response are mostly short
+      if (u < 10) return n;
+      if (u < 100) return n + 1;
+      if (u < 1000) return n + 2;
+      if (u < 10000) return n + 3;
+      u /= 10000;
+      n += 4;
     }
   }
 
