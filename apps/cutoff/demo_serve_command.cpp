@@ -49,6 +49,9 @@ struct DemoServeOptions {
   std::string shipping_db;  // empty: a SQLite file in the temporary directory
   std::int64_t shipping_booking_ms = 200;
   std::int64_t order_budget_ms = 3000;
+  // Finished idempotency records and sagas: how long they are kept, how often older ones go.
+  std::int64_t retention_s = 24 * 3600;
+  std::int64_t sweep_interval_s = 60;
   std::string inventory_transport = "http";
   std::string mode = "cutoff";
   std::int64_t valuation_ms = 800;
@@ -103,12 +106,14 @@ int RunDemoServe(const DemoServeOptions& o) {
   if (o.no_admission) inv.admission.reset();
   else inv.admission->quantile = o.admission_quantile;
   inv.order_budget = std::chrono::milliseconds(o.order_budget_ms);
+  inv.retention = std::chrono::seconds(o.retention_s);
   wh::Inventory inventory(inv);
   wh::ShippingOptions ship;
   ship.db_url = o.shipping_db.empty()
                     ? "sqlite:" + (std::filesystem::temp_directory_path() / "cutoff-shipping-demo.db").string()
                     : o.shipping_db;
   ship.booking_time = std::chrono::milliseconds(o.shipping_booking_ms);
+  ship.retention = std::chrono::seconds(o.retention_s);
   wh::Shipping shipping(ship);
   // Declared before the servers that serve it, so it outlives them.
   const ops::Registry operations = wh::warehouse_registry(inventory, &shipping);
@@ -246,6 +251,8 @@ int RunDemoServe(const DemoServeOptions& o) {
   loop.on_signal([&] {
     std::printf("stopping...\n");
     std::fflush(stdout);
+    inventory.stop_sweepers();
+    shipping.stop_sweeper();
     gateway_server.shutdown(std::chrono::milliseconds(o.grace_ms));
     inventory_server.shutdown(std::chrono::milliseconds(o.grace_ms));
     shipping_server.shutdown(std::chrono::milliseconds(o.grace_ms));
@@ -257,6 +264,11 @@ int RunDemoServe(const DemoServeOptions& o) {
       asio::post(io, [&] { keep_running.reset(); });
     });
   });
+  // Started once every server listens, so that no early return leaves them running.
+  if (o.sweep_interval_s > 0) {
+    inventory.start_sweepers(io.get_executor(), std::chrono::seconds(o.sweep_interval_s));
+    shipping.start_sweeper(io.get_executor(), std::chrono::seconds(o.sweep_interval_s));
+  }
   std::printf("mode %s; valuation statement ~%lld ms (%lld simulation steps)\n", o.mode.c_str(),
               static_cast<long long>(o.valuation_ms), static_cast<long long>(inventory.valuation_steps()));
   std::printf("gateway   %s%s:%u/graphql  (GraphiQL at /graphiql, metrics at /metrics)\n", scheme.c_str(),
@@ -316,6 +328,15 @@ void AddDemoServeCommand(CLI::App& demo) {
       ->capture_default_str();
   serve->add_option("--order-budget-ms", opts.order_budget_ms, "POST /orders' budget (the whole order saga's)")
       ->check(Number(std::int64_t{1}, std::int64_t{600'000}))
+      ->capture_default_str();
+  serve->add_option("--retention-s", opts.retention_s,
+                    "How long finished idempotency records and finished orders' sagas are kept (ambiguous and "
+                    "unfinished sagas are kept until settled)")
+      ->check(Number(std::int64_t{1}, std::int64_t{365} * 24 * 3600))
+      ->capture_default_str();
+  serve->add_option("--sweep-interval-s", opts.sweep_interval_s,
+                    "How often records past --retention-s are deleted (0: never)")
+      ->check(Number(std::int64_t{0}, std::int64_t{24} * 3600))
       ->capture_default_str();
   serve->add_option("--inventory-transport", opts.inventory_transport,
                     "How the gateway calls the inventory: http or grpc")

@@ -1,6 +1,8 @@
 #include "warehouse/inventory.hpp"
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -63,6 +65,7 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
 
   effects::EffectsOptions fx;
   fx.timeout = options_.effect_timeout;
+  fx.retention = options_.retention;
   // The gateway reads reservations from the outbox table itself: delivery is
   // marking them.
   fx.sink = [](const Context&, const effects::OutboxMessage&) -> asio::awaitable<void> { co_return; };
@@ -83,6 +86,13 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
     sql::Pool::Lease c = co_await pool_->acquire(ctx);
     options_.valuation_steps = co_await calibrate_valuation(*c, ctx, options_.valuation_time);
   }
+}
+
+void Inventory::start_sweepers(const asio::any_io_executor& executor, std::chrono::milliseconds interval) {
+  std::tie(sweep_ctx_, sweep_stop_) = base_.with_cancel();
+  journal_ = std::make_unique<effects::SagaJournal>(*pool_, effects_->options().table_prefix);
+  asio::co_spawn(executor, effects_->run_sweeper(sweep_ctx_, interval), asio::detached);
+  asio::co_spawn(executor, journal_->run_sweeper(sweep_ctx_, interval, options_.retention), asio::detached);
 }
 
 void Inventory::use_shipping(const asio::any_io_executor& executor, std::string shipping_url,

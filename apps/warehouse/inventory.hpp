@@ -87,6 +87,10 @@ struct InventoryOptions {
   // `cutoff` mode: the most budget a caller is granted.
   std::chrono::milliseconds max_budget{30'000};
   std::chrono::milliseconds effect_timeout{2'000};
+  // How long finished idempotency records and finished sagas (completed or compensated) are
+  // kept; start_sweepers() forgets older ones. Ambiguous and unfinished sagas are never
+  // forgotten.
+  std::chrono::milliseconds retention{std::chrono::hours(24)};
   // The shipping service the order saga books with ("http://host:port"); empty: no orders.
   std::string shipping_url;
   // POST /orders' declared budget (the whole saga's, tighten-only against the caller's).
@@ -168,6 +172,14 @@ class Inventory {
   // `timeouts` nothing else can (their requests are not bound to the server's stop).
   void stop_all() noexcept { stop_.request_stop(StopReason::shutdown); }
 
+  // Forgets what `retention` no longer keeps (effects::Effects::sweep and
+  // effects::SagaJournal::sweep) now and every `interval`, on `executor`, until
+  // stop_sweepers() or stop_all(); without them both tables grow with every keyed request and
+  // order. Call after start(), once. The executor must run the sweepers to their end after
+  // the stop, before the Inventory is destroyed.
+  void start_sweepers(const boost::asio::any_io_executor& executor, std::chrono::milliseconds interval);
+  void stop_sweepers() noexcept { sweep_stop_.request_stop(StopReason::shutdown); }
+
   sql::Pool& pool() noexcept { return *pool_; }
   effects::Effects& effects() noexcept { return *effects_; }
   // Takes orders, booking them with the shipping service at `shipping_url` through a client on
@@ -217,7 +229,10 @@ class Inventory {
   std::atomic<std::size_t> max_in_flight_{0};
   Context base_;  // unbound, but stopped by stop_all()
   CancelSource stop_;
+  Context sweep_ctx_;  // base_'s child: stop_all() stops the sweepers too
+  CancelSource sweep_stop_;
   std::unique_ptr<sql::Pool> pool_;
+  std::unique_ptr<effects::SagaJournal> journal_;  // the sweepers'
   std::unique_ptr<resilience::ResilienceMetrics> resilience_metrics_;
   std::unique_ptr<resilience::ServiceTimeAdmission> admission_;
   std::unique_ptr<resilience::AdaptiveLimit> valuation_limit_;

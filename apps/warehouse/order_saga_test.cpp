@@ -89,6 +89,7 @@ class OrderSagaTest : public ::testing::Test {
     inv.valuation_steps = 1;
     if (!over_grpc) inv.shipping_url = shipping_url_;
     inv.shipping_reply_margin = reply_margin;
+    inv.retention = retention_;
     // Budgets that still fit a booking stretched by a slow build (CUTOFF_TEST_TIME_SCALE).
     inv.order_budget = std::max<std::chrono::milliseconds>(inv.order_budget, 3 * booking_time);
     inv.metrics = &metrics_;
@@ -176,6 +177,13 @@ class OrderSagaTest : public ::testing::Test {
     return rec;
   }
 
+  std::optional<effects::SagaRecord> Find(const std::string& order) {
+    std::optional<effects::SagaRecord> rec;
+    OnLoop([&]() -> asio::awaitable<void> { rec = co_await inventory_->sagas()->journal().find(Context().with_timeout(10s), order); });
+    return rec;
+  }
+
+  std::chrono::milliseconds retention_ = std::chrono::hours(24);  // InventoryOptions::retention
   std::filesystem::path dir_;
   observe::Registry metrics_;  // outlives the inventory
   Context setup_;
@@ -317,6 +325,52 @@ TEST_F(OrderSagaTest, ACallerLeavingMidBookingLeavesAnAmbiguousStepThatResumeSet
   EXPECT_EQ(out.state, effects::SagaState::completed) << (out.error ? out.error->what() : "");
   EXPECT_EQ(State(4, "o-4"), std::make_pair(std::int64_t{3}, 200));
   EXPECT_EQ(Journal("o-4").steps[1].attempts, 2);
+}
+
+TEST_F(OrderSagaTest, TheSweepersForgetFinishedOrdersPastTheirRetentionButNotAnAmbiguousOne) {
+  retention_ = 1ms;
+  Start(/*booking_time=*/Scaled(1000ms));
+  // An order left ambiguous: its caller hangs up mid-booking.
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    auto [ctx, source] = Context().with_cancel(Deadline::after(20s));
+    std::thread leave([&source] {
+      std::this_thread::sleep_for(Scaled(300ms));
+      source.request_stop(StopReason::cancelled);
+    });
+    try {
+      co_await client.request(ctx, Order(inventory_url_, "kept", 4, 1));
+    } catch (const Error&) {
+    }
+    leave.join();
+  });
+  // And one that completes.
+  http::Response done;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    done = co_await client.request(Context().with_timeout(20s), Order(inventory_url_, "swept", 1, 1));
+  });
+  ASSERT_EQ(done.status, 200) << done.body;
+  for (int i = 0; i < 500 && Journal("kept").state == effects::SagaState::running; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(Journal("kept").state, effects::SagaState::step_ambiguous);
+
+  asio::post(io_, [this] { inventory_->start_sweepers(io_.get_executor(), 20ms); });
+  bool forgotten = false;
+  for (int i = 0; i < 500 && !forgotten; ++i) {
+    forgotten = !Find("swept").has_value();
+    if (!forgotten) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(forgotten) << "the completed order's saga is still in the journal";
+  EXPECT_EQ(Journal("kept").state, effects::SagaState::step_ambiguous);  // never swept: it needs settling
+  // Its idempotency record went too: the same key is a new order now, not a replay.
+  http::Response again;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    again = co_await client.request(Context().with_timeout(20s), Order(inventory_url_, "swept", 1, 1));
+  });
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_NE(json::parse(again.body).at("replayed"), true) << again.body;
+  asio::post(io_, [this] { inventory_->stop_sweepers(); });
 }
 
 TEST_F(OrderSagaTest, BookingsTakeATimeDrawnFromTheirRange) {

@@ -1,5 +1,7 @@
 #include "warehouse/shipping.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -53,6 +55,11 @@ std::chrono::milliseconds Shipping::BookingTime() {
 }
 Shipping::~Shipping() = default;
 
+void Shipping::start_sweeper(const asio::any_io_executor& executor, std::chrono::milliseconds interval) {
+  std::tie(sweep_ctx_, sweep_stop_) = base_.with_cancel();
+  asio::co_spawn(executor, effects_->run_sweeper(sweep_ctx_, interval), asio::detached);
+}
+
 asio::awaitable<void> Shipping::start(const Context& ctx) {
   sql::DatabaseOptions db;
   db.url = options_.db_url;
@@ -63,6 +70,7 @@ asio::awaitable<void> Shipping::start(const Context& ctx) {
   effects::EffectsOptions fx;
   fx.timeout = options_.effect_timeout;
   fx.table_prefix = "shipping_";
+  fx.retention = options_.retention;
   effects_ = std::make_unique<effects::Effects>(*pool_, fx);
   {
     sql::Pool::Lease conn = co_await pool_->acquire(ctx);

@@ -56,6 +56,8 @@ struct ShippingOptions {
   std::chrono::milliseconds route_budget{2'000};
   std::chrono::milliseconds max_budget{30'000};
   std::chrono::milliseconds effect_timeout{2'000};
+  // How long finished idempotency records are kept; start_sweeper() forgets older ones.
+  std::chrono::milliseconds retention{std::chrono::hours(24)};
 };
 
 struct Shipment {
@@ -86,12 +88,20 @@ class Shipping {
   // without its caller).
   void stop_all() noexcept { stop_.request_stop(StopReason::shutdown); }
 
+  // Forgets idempotency records `retention` no longer keeps, now and every `interval`, on
+  // `executor`, until stop_sweeper() or stop_all(). Call after start(), once; the executor
+  // must run the sweeper to its end after the stop, before the Shipping is destroyed.
+  void start_sweeper(const boost::asio::any_io_executor& executor, std::chrono::milliseconds interval);
+  void stop_sweeper() noexcept { sweep_stop_.request_stop(StopReason::shutdown); }
+
  private:
   std::chrono::milliseconds BookingTime();
 
   ShippingOptions options_;
   Context base_;  // unbound, but stopped by stop_all()
   CancelSource stop_;
+  Context sweep_ctx_;  // base_'s child: stop_all() stops the sweeper too
+  CancelSource sweep_stop_;
   std::unique_ptr<sql::Pool> pool_;
   std::unique_ptr<effects::Effects> effects_;
 };

@@ -11,6 +11,7 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/effects/idempotency.hpp"
 #include "cutoff/effects/internal/fault_points.hpp"
+#include "cutoff/effects/internal/periodic.hpp"
 
 // g++ 12 reports Asio's coroutine frame delete as mismatched with its own operator new in
 // large coroutines here (both are awaitable_frame_base's). Elsewhere the same warning was the
@@ -429,20 +430,7 @@ asio::awaitable<std::size_t> Effects::sweep(const Context& ctx) {
 }
 
 asio::awaitable<void> Effects::run_sweeper(const Context& ctx, std::chrono::milliseconds interval) {
-  auto executor = co_await asio::this_coro::executor;
-  asio::steady_timer timer(executor);
-  while (!ctx.stop_requested()) {
-    try {
-      co_await sweep(ctx);
-    } catch (...) {  // the next round tries again
-    }
-    timer.expires_after(interval);
-    try {
-      co_await with_context(ctx, timer.async_wait(asio::use_awaitable));
-    } catch (const Error&) {
-      co_return;
-    }
-  }
+  co_await internal::run_every(ctx, interval, [this, &ctx]() -> asio::awaitable<void> { co_await sweep(ctx); });
 }
 
 }  // namespace cutoff::effects

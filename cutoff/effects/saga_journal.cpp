@@ -1,5 +1,6 @@
 #include "cutoff/effects/saga_journal.hpp"
 
+#include "cutoff/effects/internal/periodic.hpp"
 #include "cutoff/sql/transaction.hpp"
 
 #include <algorithm>
@@ -172,6 +173,12 @@ asio::awaitable<std::size_t> SagaJournal::sweep(const Context& ctx, std::chrono:
       p);
   co_await tx.commit(ctx);
   co_return r.size();
+}
+
+asio::awaitable<void> SagaJournal::run_sweeper(const Context& ctx, std::chrono::milliseconds interval,
+                                               std::chrono::milliseconds retention) {
+  co_await internal::run_every(ctx, interval,
+                               [this, &ctx, retention]() -> asio::awaitable<void> { co_await sweep(ctx, retention); });
 }
 
 std::string saga_summary_line(const SagaRecord& saga, std::int64_t now_ms) {

@@ -110,6 +110,9 @@ class SagaJournal {
   // steps; returns how many. Keep `retention` at least as long as the effects store's (the
   // compensations' idempotency records), and ambiguous or unfinished sagas are never swept.
   boost::asio::awaitable<std::size_t> sweep(const Context& ctx, std::chrono::milliseconds retention);
+  // Sweeps every `interval` until `ctx` stops (a background task; `ctx` must outlive it).
+  boost::asio::awaitable<void> run_sweeper(const Context& ctx, std::chrono::milliseconds interval,
+                                           std::chrono::milliseconds retention);
 
   const std::string& saga_table() const noexcept { return saga_table_; }
   const std::string& step_table() const noexcept { return step_table_; }

@@ -1,0 +1,32 @@
+#include "cutoff/effects/internal/periodic.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "cutoff/core/asio.hpp"
+#include "cutoff/core/error.hpp"
+
+namespace cutoff::effects::internal {
+
+namespace asio = boost::asio;
+
+asio::awaitable<void> run_every(const Context& ctx, std::chrono::milliseconds interval,
+                                std::function<asio::awaitable<void>()> round) {
+  auto executor = co_await asio::this_coro::executor;
+  asio::steady_timer timer(executor);
+  while (!ctx.stop_requested()) {
+    try {
+      co_await round();
+    } catch (...) {  // the next round tries again
+    }
+    timer.expires_after(interval);
+    try {
+      co_await with_context(ctx, timer.async_wait(asio::use_awaitable));
+    } catch (const Error&) {
+      co_return;
+    }
+  }
+}
+
+}  // namespace cutoff::effects::internal
