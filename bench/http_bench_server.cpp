@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "cutoff/core/heap_tuning.hpp"
 #include "cutoff/graphql/http/graphql_over_http.hpp"
 #include "cutoff/graphql/metrics_recorder.hpp"
 #include "cutoff/http/server.hpp"
@@ -86,7 +87,11 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", tls_cert, "Serve https:// with this PEM certificate (not with --mode beast)")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-key", tls_key, "The PEM key of --tls-cert")->check(CLI::ExistingFile);
+  bool default_heap = false;
+  app.add_flag("--default-heap", default_heap,
+               "Keep glibc's adaptive heap thresholds instead of cutoff::tune_heap_for_serving()'s");
   CLI11_PARSE(app, argc, argv);
+  if (!default_heap) cutoff::tune_heap_for_serving();
 
   asio::io_context io(threads);
   asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -5,8 +5,11 @@
 
 #include "commands.hpp"
 #include "conventions.hpp"
+#include "cutoff/core/heap_tuning.hpp"
 
 int main(int argc, char** argv) {
+  // The servers it runs keep freed heap for the next request (see heap_tuning.hpp).
+  cutoff::tune_heap_for_serving();
   // Named, so usage lines say `cutoff ...` rather than the path the binary was started by.
   CLI::App app{"cutoff: request deadlines that stop the work at every layer.\n", "cutoff"};
   app.formatter(std::make_shared<cutoff::cli::HelpFormatter>());  // before the commands: they inherit it
