@@ -430,7 +430,8 @@ asio::awaitable<std::size_t> Effects::sweep(const Context& ctx) {
 }
 
 asio::awaitable<void> Effects::run_sweeper(const Context& ctx, std::chrono::milliseconds interval) {
-  co_await internal::run_every(ctx, interval, [this, &ctx]() -> asio::awaitable<void> { co_await sweep(ctx); });
+  co_await internal::run_every(ctx, interval,
+                               [this](const Context& round) -> asio::awaitable<void> { co_await sweep(round); });
 }
 
 }  // namespace cutoff::effects

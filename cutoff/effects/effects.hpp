@@ -188,7 +188,8 @@ class Effects {
 
   // Deletes finished idempotency records older than `retention` and claims that expired.
   boost::asio::awaitable<std::size_t> sweep(const Context& ctx);
-  // Sweeps every `interval` until `ctx` stops (a background task).
+  // Sweeps every `interval` until `ctx` stops (a background task), each round under a budget of
+  // `interval` (1 s to 30 s).
   boost::asio::awaitable<void> run_sweeper(const Context& ctx, std::chrono::milliseconds interval);
   // Delivers up to `limit` undelivered outbox messages older than dispatch_timeout, oldest
   // first; returns how many were delivered.

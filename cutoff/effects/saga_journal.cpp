@@ -178,7 +178,9 @@ asio::awaitable<std::size_t> SagaJournal::sweep(const Context& ctx, std::chrono:
 asio::awaitable<void> SagaJournal::run_sweeper(const Context& ctx, std::chrono::milliseconds interval,
                                                std::chrono::milliseconds retention) {
   co_await internal::run_every(ctx, interval,
-                               [this, &ctx, retention]() -> asio::awaitable<void> { co_await sweep(ctx, retention); });
+                               [this, retention](const Context& round) -> asio::awaitable<void> {
+                                 co_await sweep(round, retention);
+                               });
 }
 
 std::string saga_summary_line(const SagaRecord& saga, std::int64_t now_ms) {

@@ -110,7 +110,8 @@ class SagaJournal {
   // steps; returns how many. Keep `retention` at least as long as the effects store's (the
   // compensations' idempotency records), and ambiguous or unfinished sagas are never swept.
   boost::asio::awaitable<std::size_t> sweep(const Context& ctx, std::chrono::milliseconds retention);
-  // Sweeps every `interval` until `ctx` stops (a background task; `ctx` must outlive it).
+  // Sweeps every `interval` until `ctx` stops (a background task; `ctx` must outlive it), each
+  // round under a budget of `interval` (1 s to 30 s).
   boost::asio::awaitable<void> run_sweeper(const Context& ctx, std::chrono::milliseconds interval,
                                            std::chrono::milliseconds retention);
 

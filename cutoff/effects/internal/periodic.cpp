@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
@@ -12,12 +13,16 @@ namespace cutoff::effects::internal {
 namespace asio = boost::asio;
 
 asio::awaitable<void> run_every(const Context& ctx, std::chrono::milliseconds interval,
-                                std::function<asio::awaitable<void>()> round) {
+                                std::function<asio::awaitable<void>(const Context&)> round) {
+  // Rounds follow each other, so a budget longer than a short interval overlaps nothing.
+  const std::chrono::milliseconds round_budget =
+      std::clamp(interval, std::chrono::milliseconds(1'000), std::chrono::milliseconds(30'000));
   auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor);
   while (!ctx.stop_requested()) {
     try {
-      co_await round();
+      const Context round_ctx = ctx.with_timeout(round_budget);
+      co_await round(round_ctx);
     } catch (...) {  // the next round tries again
     }
     timer.expires_after(interval);
