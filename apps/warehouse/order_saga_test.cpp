@@ -177,6 +177,35 @@ class OrderSagaTest : public ::testing::Test {
     return rec;
   }
 
+  // Places an order whose caller hangs up (closes its connection) 300 ms in, mid-booking
+  // when bookings take longer.
+  void HangUpMidBooking(const std::string& order, int bin, int qty) {
+    RunSync([&]() -> asio::awaitable<void> {
+      http::Client client(co_await asio::this_coro::executor);
+      auto [ctx, source] = Context().with_cancel(Deadline::after(20s));
+      std::thread leave([&source] {
+        std::this_thread::sleep_for(Scaled(300ms));
+        source.request_stop(StopReason::cancelled);
+      });
+      try {
+        co_await client.request(ctx, Order(inventory_url_, order, bin, qty));
+      } catch (const Error&) {
+      }
+      leave.join();
+    });
+  }
+
+  // The order's journal once its saga no longer runs (or after 5 s).
+  effects::SagaRecord SettledJournal(const std::string& order) {
+    effects::SagaRecord j;
+    for (int i = 0; i < 500; ++i) {
+      j = Journal(order);
+      if (j.state != effects::SagaState::running) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    return j;
+  }
+
   std::optional<effects::SagaRecord> Find(const std::string& order) {
     std::optional<effects::SagaRecord> rec;
     OnLoop([&]() -> asio::awaitable<void> { rec = co_await inventory_->sagas()->journal().find(Context().with_timeout(10s), order); });
@@ -282,27 +311,10 @@ TEST_F(OrderSagaTest, OverGrpcABudgetSpentWhileBookingIsADefiniteFailureAndIsUnd
 
 TEST_F(OrderSagaTest, ACallerLeavingMidBookingLeavesAnAmbiguousStepThatResumeSettles) {
   Start(/*booking_time=*/Scaled(1000ms));
-  RunSync([&]() -> asio::awaitable<void> {
-    http::Client client(co_await asio::this_coro::executor);
-    auto [ctx, source] = Context().with_cancel(Deadline::after(20s));
-    std::thread leave([&source] {
-      std::this_thread::sleep_for(Scaled(300ms));
-      source.request_stop(StopReason::cancelled);  // the client closes its connection
-    });
-    try {
-      co_await client.request(ctx, Order(inventory_url_, "o-4", 4, 3));
-    } catch (const Error&) {
-    }
-    leave.join();
-  });
+  HangUpMidBooking("o-4", 4, 3);
   // The inventory's call to shipping left and was cut unanswered: ship is ambiguous, and the
   // reservation is kept rather than released on a guess.
-  effects::SagaRecord j;
-  for (int i = 0; i < 500; ++i) {
-    j = Journal("o-4");
-    if (j.state != effects::SagaState::running) break;
-    std::this_thread::sleep_for(10ms);
-  }
+  effects::SagaRecord j = SettledJournal("o-4");
   EXPECT_EQ(j.state, effects::SagaState::step_ambiguous);
   EXPECT_EQ(j.failed_step, "ship");
   ASSERT_EQ(j.steps.size(), 2u);
@@ -331,19 +343,7 @@ TEST_F(OrderSagaTest, TheSweepersForgetFinishedOrdersPastTheirRetentionButNotAnA
   retention_ = 1ms;
   Start(/*booking_time=*/Scaled(1000ms));
   // An order left ambiguous: its caller hangs up mid-booking.
-  RunSync([&]() -> asio::awaitable<void> {
-    http::Client client(co_await asio::this_coro::executor);
-    auto [ctx, source] = Context().with_cancel(Deadline::after(20s));
-    std::thread leave([&source] {
-      std::this_thread::sleep_for(Scaled(300ms));
-      source.request_stop(StopReason::cancelled);
-    });
-    try {
-      co_await client.request(ctx, Order(inventory_url_, "kept", 4, 1));
-    } catch (const Error&) {
-    }
-    leave.join();
-  });
+  HangUpMidBooking("kept", 4, 1);
   // And one that completes.
   http::Response done;
   RunSync([&]() -> asio::awaitable<void> {
@@ -351,8 +351,7 @@ TEST_F(OrderSagaTest, TheSweepersForgetFinishedOrdersPastTheirRetentionButNotAnA
     done = co_await client.request(Context().with_timeout(20s), Order(inventory_url_, "swept", 1, 1));
   });
   ASSERT_EQ(done.status, 200) << done.body;
-  for (int i = 0; i < 500 && Journal("kept").state == effects::SagaState::running; ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_EQ(Journal("kept").state, effects::SagaState::step_ambiguous);
+  ASSERT_EQ(SettledJournal("kept").state, effects::SagaState::step_ambiguous);
 
   asio::post(io_, [this] { inventory_->start_sweepers(io_.get_executor(), 20ms); });
   bool forgotten = false;
@@ -451,25 +450,8 @@ TEST_F(OrderSagaTest, OverGrpcAnOrderShipsARefusalIsUndoneAndAHangUpIsAmbiguousU
   EXPECT_EQ(State(2, "g-2"), std::make_pair(std::int64_t{0}, 404));
 
   // The caller hangs up mid-booking: the gRPC call is cancelled (RST_STREAM) unanswered.
-  RunSync([&]() -> asio::awaitable<void> {
-    http::Client client(co_await asio::this_coro::executor);
-    auto [ctx, source] = Context().with_cancel(Deadline::after(20s));
-    std::thread leave([&source] {
-      std::this_thread::sleep_for(Scaled(300ms));
-      source.request_stop(StopReason::cancelled);
-    });
-    try {
-      co_await client.request(ctx, Order(inventory_url_, "g-3", 3, 1));
-    } catch (const Error&) {
-    }
-    leave.join();
-  });
-  effects::SagaRecord j;
-  for (int i = 0; i < 500; ++i) {
-    j = Journal("g-3");
-    if (j.state != effects::SagaState::running) break;
-    std::this_thread::sleep_for(10ms);
-  }
+  HangUpMidBooking("g-3", 3, 1);
+  effects::SagaRecord j = SettledJournal("g-3");
   EXPECT_EQ(j.state, effects::SagaState::step_ambiguous);
   EXPECT_EQ(State(3, "g-3").first, 1);
   effects::SagaOutcome out;
