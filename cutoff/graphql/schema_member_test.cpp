@@ -132,7 +132,7 @@ TEST_F(Member, AValueTheTypeCannotHoldIsTheFieldsErrorAsWithAResolver) {
         R"({"errors":[)"
         R"({"message":"Int cannot represent non 32-bit signed integer value: 5000000000","locations":[{"line":1,"column":10}],"path":["item","big"]},)"
         R"({"message":"Int cannot represent non 32-bit signed integer value: 4294967295","locations":[{"line":1,"column":14}],"path":["item","small"]},)"
-        R"({"message":"Float cannot represent non numeric value: null","locations":[{"line":1,"column":20}],"path":["item","price"]},)"
+        R"({"message":"Float cannot represent non numeric value: NaN","locations":[{"line":1,"column":20}],"path":["item","price"]},)"
         R"({"message":"Enum \"Color\" cannot represent value: \"BLUE\"","locations":[{"line":1,"column":26}],"path":["item","color"]}],)"
         R"("data":{"item":{"big":null,"small":null,"price":null,"color":null}}})")
         << (members ? "members" : "resolvers");

@@ -11,7 +11,11 @@ namespace {
 
 namespace json = boost::json;
 
+// A value in an error message, as graphql-js's inspect() writes it: JSON, except for the
+// numbers JSON has no text for (NaN, Infinity, -Infinity), which JSON would write as null.
 std::string Inspect(const json::value& v) {
+  if (v.is_double() && !std::isfinite(v.get_double()))
+    return std::isnan(v.get_double()) ? "NaN" : v.get_double() > 0 ? "Infinity" : "-Infinity";
   std::string out;
   append_json(out, v);
   return out;

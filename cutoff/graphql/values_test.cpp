@@ -1,10 +1,13 @@
 #include "cutoff/graphql/values.hpp"
 
+#include "cutoff/graphql/schema.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace cutoff::graphql {
 namespace {
@@ -45,6 +48,21 @@ TEST(JsNumber, PrintsWhatJavaScriptPrints) {
   EXPECT_EQ(Js(5e-324), "5e-324");
   EXPECT_EQ(Js(std::numeric_limits<double>::infinity()), "null");
   EXPECT_EQ(Js(std::nan("")), "null");
+}
+
+// The numbers JSON cannot write are named as graphql-js's inspect() names them, not as null.
+TEST(SerializeLeaf, AFloatThatIsNotFiniteIsNamedAsJavaScriptNamesIt) {
+  auto built = Schema::from_sdl("type Query { x: Float }");
+  ASSERT_TRUE(built.schema) << (built.errors.empty() ? "" : built.errors.front().message);
+  const Type& float_type = *built.schema->find_type("Float");
+  const std::pair<double, const char*> cases[] = {{std::numeric_limits<double>::quiet_NaN(), "NaN"},
+                                                  {std::numeric_limits<double>::infinity(), "Infinity"},
+                                                  {-std::numeric_limits<double>::infinity(), "-Infinity"}};
+  for (const auto& [value, name] : cases) {
+    std::string error;
+    EXPECT_FALSE(serialize_leaf(Data::from(value), float_type, &error).has_value());
+    EXPECT_EQ(error, std::string("Float cannot represent non numeric value: ") + name);
+  }
 }
 
 }  // namespace
