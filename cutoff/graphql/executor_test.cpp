@@ -14,6 +14,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <future>
 #include <thread>
@@ -81,6 +82,45 @@ TEST_F(Exec, ResolverErrorsCarryCodes) {
   EXPECT_EQ(r.errors[0].code, "NOT_ALLOWED");
   EXPECT_EQ(r.errors[1].message, "Internal server error");  // masked (ErrorMasking)
   EXPECT_EQ(r.errors[1].code, "INTERNAL_SERVER_ERROR");
+}
+
+// Synchronous resolvers of built-in scalars have a way of their own through the executor
+// (FieldGroup::Kind::sync_leaf). A value that way does not write itself (one to coerce, a
+// JSON value, a pending one, one the type cannot hold, null in a non-null field) still comes
+// out as graphql-js gives it.
+TEST_F(Exec, SynchronousLeavesGiveWhatGraphqlJsGivesForEveryKindOfValue) {
+  Build(
+      "type Query { s: String id: ID i: Int f: Float b: Boolean j: String p: String big: Int nan: Float "
+      "b1: Boolean notBool: Boolean req: String! thrown: Int }");
+  schema_->resolve("Query", "s", [](FieldContext&) { return Data::from(7); });          // coerced: "7"
+  schema_->resolve("Query", "id", [](FieldContext&) { return Data::from(42); });        // "42"
+  schema_->resolve("Query", "i", [](FieldContext&) { return Data::from(3.0); });        // 3
+  schema_->resolve("Query", "f", [](FieldContext&) { return Data::from(2); });          // 2
+  schema_->resolve("Query", "b", [](FieldContext&) { return Data::from(true); });
+  static const boost::json::value text = "from json";
+  schema_->resolve("Query", "j", [](FieldContext&) { return Data::json(&text); });
+  schema_->resolve("Query", "p", [](FieldContext&) {
+    return Data::pending([]() -> asio::awaitable<Data> { co_return Data::borrow("later"); });
+  });
+  schema_->resolve("Query", "big", [](FieldContext&) { return Data::from(std::int64_t{1} << 40); });
+  schema_->resolve("Query", "nan", [](FieldContext&) { return Data::from(std::nan("")); });
+  schema_->resolve("Query", "b1", [](FieldContext&) { return Data::from(1); });  // true, as graphql-js
+  schema_->resolve("Query", "notBool", [](FieldContext&) { return Data::borrow("x"); });
+  schema_->resolve("Query", "req", [](FieldContext&) { return Data(); });
+  schema_->resolve("Query", "thrown", [](FieldContext&) -> Data { throw FieldError("no", "NO"); });
+  Response r = Run("{ s id i f b j p big nan b1 notBool thrown }", "{}");
+  EXPECT_EQ(r.data,
+            R"({"s":"7","id":"42","i":3,"f":2,"b":true,"j":"from json","p":"later","big":null,"nan":null,)"
+            R"("b1":true,"notBool":null,"thrown":null})");
+  ASSERT_EQ(r.errors.size(), 4u);
+  EXPECT_EQ(r.errors[0].message, "Int cannot represent non 32-bit signed integer value: 1099511627776");
+  EXPECT_EQ(r.errors[1].message, "Float cannot represent non numeric value: NaN");
+  EXPECT_EQ(r.errors[2].message, "Boolean cannot represent a non boolean value: \"x\"");
+  EXPECT_EQ(r.errors[3].code, "NO");
+  Response required = Run("{ s req }", "{}");
+  EXPECT_EQ(required.data, "null");
+  ASSERT_EQ(required.errors.size(), 1u);
+  EXPECT_EQ(required.errors[0].message, "Cannot return null for non-nullable field Query.req.");
 }
 
 TEST_F(Exec, ArgumentsVariablesAndDirectives) {

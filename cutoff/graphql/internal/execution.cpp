@@ -278,6 +278,18 @@ class Execution final : private FieldTasks::Host {
 
   bool ExecuteField(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
                     const Context& ctx) {
+    switch (g.kind) {
+      case FieldGroup::Kind::sync_leaf: return ExecuteSyncLeaf(parent_type, parent, g, path, ctx);
+      case FieldGroup::Kind::member_leaf:
+        if (!ctx.stop_requested()) {  // a stop takes the general way, which reports it
+          const Data::Object* o = parent.if_object();
+          if (o && (o->type == g.def->member_owner || *o->type == *g.def->member_owner) &&
+              WriteLeaf(g.def->read_member(o->ptr)))
+            return true;
+        }
+        break;
+      case FieldGroup::Kind::general: break;
+    }
     const Field* def = g.def;
     if (!def) {  // unknown field: validation rejects it; null if it gets here
       out() += "null";
@@ -321,6 +333,58 @@ class Execution final : private FieldTasks::Host {
     std::exception_ptr error;
     Data result = Resolve(def, parent_type, parent, *args, g, fctx, error);
     if (error) return FailWith(path, non_null, g, error, fctx);
+    const std::size_t deferred = tasks_.count();
+    const bool ok = Complete(*def.type, g, result, path, fctx);
+    if (tasks_.count() != deferred) tasks_.retain(std::move(result));
+    return ok;
+  }
+
+  // A synchronous resolver of a built-in scalar with no arguments and no @budget
+  // (FieldGroup::Kind::sync_leaf): ExecuteFieldUnder's steps without the decisions that cannot
+  // apply, and the value written straight out when it is a plain one of the field's type;
+  // anything else is completed the general way.
+  bool ExecuteSyncLeaf(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
+                       const Context& fctx) {
+    const Field& def = *g.def;
+    if (fctx.stop_requested())  // never start a field after the stop
+      return FailStopped(path, def.type->is_non_null(), g, fctx.stop_reason(), Duration::zero(), /*started=*/false);
+    static const json::object kNoArguments;
+    std::exception_ptr error;
+    Data result = Resolve(def, parent_type, parent, kNoArguments, g, fctx, error);
+    if (error) return FailWith(path, def.type->is_non_null(), g, error, fctx);
+    const Data::Storage& v = result.storage();
+    switch (def.type->nullable().builtin) {
+      case BuiltinScalar::string:
+      case BuiltinScalar::id:
+        if (const auto* sv = std::get_if<std::string_view>(&v)) {
+          append_json_string_to(out(), *sv);
+          return true;
+        }
+        if (const auto* str = std::get_if<std::string>(&v)) {
+          append_json_string_to(out(), *str);
+          return true;
+        }
+        break;
+      case BuiltinScalar::int_:
+        if (const auto* i = std::get_if<std::int64_t>(&v); i && *i >= INT32_MIN && *i <= INT32_MAX) {
+          AppendInt(out(), *i);
+          return true;
+        }
+        break;
+      case BuiltinScalar::float_:
+        if (const auto* d = std::get_if<double>(&v); d && std::isfinite(*d)) {
+          AppendNumber(out(), *d);
+          return true;
+        }
+        break;
+      case BuiltinScalar::boolean:
+        if (const auto* b = std::get_if<bool>(&v)) {
+          out() += *b ? "true" : "false";
+          return true;
+        }
+        break;
+      case BuiltinScalar::none: break;
+    }
     const std::size_t deferred = tasks_.count();
     const bool ok = Complete(*def.type, g, result, path, fctx);
     if (tasks_.count() != deferred) tasks_.retain(std::move(result));

@@ -9,6 +9,15 @@ FieldCollector::FieldCollector(const Schema& schema, const Document& document, c
   for (const auto& f : document.fragments) fragments_[f.name] = &f;
 }
 
+FieldGroup::Kind FieldCollector::KindOf(const Field* def) const {
+  if (!def || def == &schema_.typename_meta_field() || !def->args.empty() || def->budget || def->async)
+    return FieldGroup::Kind::general;
+  if (def->read_member) return FieldGroup::Kind::member_leaf;
+  const Type& t = def->type->nullable();
+  if (def->sync && t.kind == TypeKind::scalar && t.builtin != BuiltinScalar::none) return FieldGroup::Kind::sync_leaf;
+  return FieldGroup::Kind::general;
+}
+
 const Collected& FieldCollector::Collect(const Type& type, const void* key, std::span<const SelectionSet* const> sets) {
   auto [it, inserted] = cache_.try_emplace(CacheKey{&type, key});
   if (!inserted) return *it->second;
@@ -25,6 +34,7 @@ const Collected& FieldCollector::Collect(const Type& type, const void* key, std:
     g.member.push_back(',');
     append_json_string(g.member, g.key);
     g.member.push_back(':');
+    g.kind = KindOf(g.def);
   }
   it->second = std::move(c);
   return *it->second;

@@ -12,6 +12,7 @@
 
 #include <boost/json/object.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,6 +35,14 @@ struct FieldGroup {
   std::vector<const Selection*> nodes;
   const Field* def = nullptr;  // null: not a field of the type (validation rejects these)
   std::string member;          // `,"key":`, written before the field's value (without the comma for the first)
+  // How the executor can run the field without deciding each time what kind of field it is
+  // (decided once, when the field is collected):
+  // - general: any field;
+  // - sync_leaf: a synchronous resolver, no arguments, no @budget, of a built-in scalar type;
+  // - member_leaf: a data member (Schema::member), no arguments, no @budget.
+  // Either fast kind falls back to the general way for a value it does not write itself.
+  enum class Kind : std::uint8_t { general, sync_leaf, member_leaf };
+  Kind kind = Kind::general;
   // The sub-selection collected for the object type the field completed as last (most
   // fields complete as one type: this saves a lookup per object).
   mutable const Type* sub_type = nullptr;
@@ -87,6 +96,7 @@ class FieldCollector {
                    std::unordered_map<std::string_view, std::size_t>& index,
                    std::unordered_set<std::string_view>& visited) const;
   bool ShouldInclude(const std::vector<Directive>& directives) const;
+  FieldGroup::Kind KindOf(const Field* def) const;
   bool FragmentApplies(const Type& object_type, std::string_view condition) const;
 
   const Schema& schema_;
