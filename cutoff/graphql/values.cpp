@@ -51,6 +51,15 @@ std::string InspectData(const Data& d) {
 
 bool IsIntegral(double d) { return std::isfinite(d) && std::trunc(d) == d; }
 
+// ID's text for an integral number `v` (`d` as a double): an integer exactly, a double as
+// JavaScript's String() prints it ("100000000000000000000", "1e+21"), as graphql-js does.
+json::value IdText(const json::value& v, double d) {
+  if (v.is_int64()) return json::string(std::to_string(v.get_int64()));
+  if (v.is_uint64()) return json::string(std::to_string(v.get_uint64()));
+  char buf[kJsNumberMax];
+  return json::string(buf, format_js_number(d, buf));
+}
+
 // A JSON number as double, if it is one.
 std::optional<double> NumberOf(const json::value& v) {
   if (v.is_int64()) return static_cast<double>(v.get_int64());
@@ -113,7 +122,7 @@ std::optional<json::value> CoerceScalarInput(const json::value& v, const Type& t
   if (n == "ID") {
     if (v.is_string()) return v;
     auto d = NumberOf(v);
-    if (d && IsIntegral(*d)) return json::value(json::string(std::to_string(static_cast<long long>(*d))));
+    if (d && IsIntegral(*d)) return IdText(v, *d);
     *error = "ID cannot represent value: " + Inspect(v);
     return std::nullopt;
   }
@@ -395,10 +404,7 @@ std::optional<json::value> serialize_leaf(const Data& data, const Type& type, st
   }
   if (n == "ID") {
     if (v->is_string()) return *v;
-    if (auto d = NumberOf(*v); d && IsIntegral(*d)) {
-      return json::value(json::string(v->is_int64() ? std::to_string(v->get_int64())
-                                                     : std::to_string(static_cast<long long>(*d))));
-    }
+    if (auto d = NumberOf(*v); d && IsIntegral(*d)) return IdText(*v, *d);
     *error = "ID cannot represent value: " + Inspect(*v);
     return std::nullopt;
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -63,6 +64,37 @@ TEST(SerializeLeaf, AFloatThatIsNotFiniteIsNamedAsJavaScriptNamesIt) {
     EXPECT_FALSE(serialize_leaf(Data::from(value), float_type, &error).has_value());
     EXPECT_EQ(error, std::string("Float cannot represent non numeric value: ") + name);
   }
+}
+
+
+// graphql-js turns an integral number into an ID with String(): past 2^53 that is the
+// shortest digits padded with zeros, and from 1e21 on the exponent form. Integers of 64 bits
+// keep every digit.
+TEST(SerializeLeaf, AnIdFromALargeNumberIsWhatJavaScriptsStringGives) {
+  auto built = Schema::from_sdl("type Query { x: ID }");
+  ASSERT_TRUE(built.schema) << (built.errors.empty() ? "" : built.errors.front().message);
+  const Type& id_type = *built.schema->find_type("ID");
+  const std::pair<double, const char*> doubles[] = {{1e20, "100000000000000000000"},
+                                                    {1e21, "1e+21"},
+                                                    {-1e300, "-1e+300"},
+                                                    {1152921504606846976.0, "1152921504606847000"},
+                                                    {42.0, "42"}};
+  for (const auto& [value, text] : doubles) {
+    std::string error;
+    auto out = serialize_leaf(Data::from(value), id_type, &error);
+    ASSERT_TRUE(out.has_value()) << error;
+    EXPECT_EQ(out->as_string(), text);
+    auto in = coerce_input(boost::json::value(value), id_type, &error);
+    ASSERT_TRUE(in.has_value()) << error;
+    EXPECT_EQ(in->as_string(), text);
+  }
+  std::string error;
+  auto max = serialize_leaf(Data::from(std::numeric_limits<std::int64_t>::max()), id_type, &error);
+  ASSERT_TRUE(max.has_value()) << error;
+  EXPECT_EQ(max->as_string(), "9223372036854775807");
+  auto umax = coerce_input(boost::json::value(std::numeric_limits<std::uint64_t>::max()), id_type, &error);
+  ASSERT_TRUE(umax.has_value()) << error;
+  EXPECT_EQ(umax->as_string(), "18446744073709551615");
 }
 
 }  // namespace
