@@ -426,7 +426,19 @@ asio::awaitable<std::int64_t> Effects::pending_messages(const Context& ctx) {
 asio::awaitable<std::size_t> Effects::sweep(const Context& ctx) {
   sql::Pool::Lease conn = co_await pool_.acquire(ctx);
   const std::int64_t now = internal::NowMs();
-  co_return co_await internal::SweepRecords(*conn, ctx, idempotency_table_, now - options_.retention.count(), now);
+  const std::int64_t before = now - options_.retention.count();
+  std::size_t swept = co_await internal::SweepRecords(*conn, ctx, idempotency_table_, before, now);
+  // Delivered messages, in batches as the records are (undelivered ones wait for the relay).
+  const std::string forgettable = "dispatched_ms is not null and dispatched_ms < $1";
+  const std::string statement = "delete from " + outbox_table_ + " where id in (select id from " + outbox_table_ +
+                          " where " + forgettable + " limit " + std::to_string(internal::kSweepBatch) +
+                          ") returning 1";
+  std::vector<Value> p{before};
+  for (;;) {
+    sql::Result r = co_await conn->execute(ctx, statement, p);
+    swept += r.size();
+    if (r.size() < internal::kSweepBatch) co_return swept;
+  }
 }
 
 asio::awaitable<void> Effects::run_sweeper(const Context& ctx, std::chrono::milliseconds interval) {

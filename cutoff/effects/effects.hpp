@@ -79,7 +79,7 @@ struct EffectsOptions {
   std::size_t max_in_flight = 64;
   // Prefix of the tables: <prefix>idempotency, <prefix>outbox.
   std::string table_prefix = "cutoff_";
-  // How long a finished idempotency record is kept (sweep()).
+  // How long a finished idempotency record and a delivered outbox message are kept (sweep()).
   std::chrono::milliseconds retention{std::chrono::hours(24)};
   // Added to `timeout` for a claim's expiry, for clock differences between processes.
   std::chrono::milliseconds claim_margin{500};
@@ -186,7 +186,9 @@ class Effects {
   boost::asio::awaitable<EffectOutcome> run_on(sql::Connection& conn, const Context& ctx, EffectRequest request,
                                                EffectBody body);
 
-  // Deletes finished idempotency records older than `retention` and claims that expired.
+  // Deletes finished idempotency records older than `retention`, claims that expired, and
+  // outbox messages delivered more than `retention` ago, a batch per statement; returns how
+  // many rows went. Undelivered messages are kept.
   boost::asio::awaitable<std::size_t> sweep(const Context& ctx);
   // Sweeps every `interval` until `ctx` stops (a background task), each round under a budget of
   // `interval` (1 s to 30 s).

@@ -524,6 +524,54 @@ TEST_P(EffectsTest, TheSweeperForgetsRecordsPastTheirRetention) {
   });
 }
 
+// A backlog larger than one batch is deleted batch by batch, and a record not yet past its
+// retention stays.
+TEST_P(EffectsTest, TheSweepDeletesABacklogInBatches) {
+  opts_.retention = 1h;
+  RunSync([&]() -> asio::awaitable<void> {
+    auto fx = co_await Make();
+    EffectRequest req{.operation = "items.create", .idempotency_key = "recent", .fingerprint = "f"};
+    co_await fx->run(Context().with_timeout(5s), req, Insert(1));
+    // 2,345 records finished two hours ago (more than two batches).
+    const std::int64_t old_ms = internal::NowMs() - 2 * 3600 * 1000;
+    sql::Pool::Lease conn = co_await db_->pool().acquire(Context());
+    std::vector<sql::Value> p{old_ms};
+    co_await conn->execute(Context(),
+                           "with recursive n(i) as (select 1 union all select i + 1 from n where i < 2345) insert into " +
+                               fx->idempotency_table() +
+                               " (operation, idem_key, fingerprint, state, claimed_until_ms, created_ms, completed_ms)"
+                               " select 'items.create', 'old-' || i, 'f', 'done', $1, $1, $1 from n",
+                           p);
+    EXPECT_EQ(co_await db_->count(fx->idempotency_table()), 2346);
+    EXPECT_EQ(co_await fx->sweep(Context().with_timeout(20s)), 2345u);
+    EXPECT_EQ(co_await db_->count(fx->idempotency_table()), 1);
+    EXPECT_TRUE((co_await fx->run(Context().with_timeout(5s), req, Insert(2))).replayed);
+  });
+}
+
+TEST_P(EffectsTest, TheSweepForgetsDeliveredMessagesAndKeepsUndeliveredOnes) {
+  opts_.retention = 0ms;
+  RunSync([&]() -> asio::awaitable<void> {
+    auto fx = co_await Make();
+    EffectRequest req{.operation = "items.create"};
+    co_await fx->run(Context().with_timeout(5s), req, [&](Effect& e) -> asio::awaitable<std::string> {
+      co_await e.publish("items.created", "delivered");
+      co_return "{}";
+    });
+    EXPECT_EQ(delivered_.size(), 1u);
+    sql::Pool::Lease conn = co_await db_->pool().acquire(Context());
+    std::vector<sql::Value> p{internal::NowMs() - 3600 * 1000};
+    co_await conn->execute(Context(),
+                           "insert into " + fx->outbox_table() +
+                               " (topic, payload, created_ms) values ('items.created', 'waiting', $1)",
+                           p);
+    co_await Sleep(5ms);
+    EXPECT_EQ(co_await fx->sweep(Context().with_timeout(20s)), 1u);
+    EXPECT_EQ(co_await db_->count(fx->outbox_table()), 1);
+    EXPECT_EQ(co_await db_->count(fx->outbox_table(), "payload = 'waiting'"), 1);
+  });
+}
+
 TEST_P(EffectsTest, OutboxMessagesGetAFreshBudgetAndSurviveAFailedDispatch) {
   opts_.dispatch_timeout = 30s;
   RunSync([&]() -> asio::awaitable<void> {

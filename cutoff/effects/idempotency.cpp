@@ -117,14 +117,22 @@ asio::awaitable<void> ReleaseClaim(sql::Connection& conn, const Context& ctx, Id
 }
 
 asio::awaitable<std::size_t> SweepRecords(sql::Connection& conn, const Context& ctx, const std::string& table,
-                                          std::int64_t done_before_ms, std::int64_t now_ms) {
+                                          std::int64_t done_before_ms, std::int64_t now_ms, std::size_t batch) {
+  // A statement per batch, each committed on its own: a round cut by its budget keeps what it
+  // deleted, so a backlog longer than one round still shrinks round by round. The condition
+  // is repeated outside the subquery so a record claimed again meanwhile is kept (PostgreSQL
+  // re-checks the outer condition against the row's newest version).
+  const std::string forgettable = "(state = 'done' and completed_ms < $1) or (state = 'claimed' and claimed_until_ms < $2)";
+  const std::string statement = "delete from " + table + " where (operation, idem_key) in (select operation, idem_key from " +
+                          table + " where " + forgettable + " limit " + std::to_string(batch) + ") and (" +
+                          forgettable + ") returning 1";
   std::vector<Value> p{done_before_ms, now_ms};
-  sql::Result r = co_await conn.execute(ctx,
-                                        "delete from " + table +
-                                            " where (state = 'done' and completed_ms < $1)"
-                                            " or (state = 'claimed' and claimed_until_ms < $2) returning idem_key",
-                                        p);
-  co_return r.size();
+  std::size_t total = 0;
+  for (;;) {
+    sql::Result r = co_await conn.execute(ctx, statement, p);
+    total += r.size();
+    if (r.size() < batch) co_return total;
+  }
 }
 
 }  // namespace cutoff::effects::internal

@@ -10,6 +10,7 @@
 #define CUTOFF_EFFECTS_IDEMPOTENCY_HPP_
 
 #include <boost/asio/awaitable.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -50,9 +51,12 @@ boost::asio::awaitable<bool> FinishClaim(sql::Connection& conn, const Context& c
 // Autocommit: gives up our unfinished claim so a retry need not wait for it to expire.
 boost::asio::awaitable<void> ReleaseClaim(sql::Connection& conn, const Context& ctx, IdempotencyKey key,
                                           const std::string& token);
-// Deletes records finished before `done_before_ms` and claims that expired before `now_ms`.
+// Autocommit: deletes records finished before `done_before_ms` and claims that expired before
+// `now_ms`, `batch` rows per statement; returns how many.
+inline constexpr std::size_t kSweepBatch = 1000;
 boost::asio::awaitable<std::size_t> SweepRecords(sql::Connection& conn, const Context& ctx, const std::string& table,
-                                                 std::int64_t done_before_ms, std::int64_t now_ms);
+                                                 std::int64_t done_before_ms, std::int64_t now_ms,
+                                                 std::size_t batch = kSweepBatch);
 
 }  // namespace cutoff::effects::internal
 

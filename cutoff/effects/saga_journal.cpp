@@ -156,23 +156,39 @@ asio::awaitable<std::optional<SagaRecord>> SagaJournal::find(const Context& ctx,
   co_return saga;
 }
 
-asio::awaitable<std::size_t> SagaJournal::sweep(const Context& ctx, std::chrono::milliseconds retention) {
-  sql::Pool::Lease conn = co_await pool_.acquire(ctx);
+asio::awaitable<std::size_t> SagaJournal::sweep(const Context& ctx, std::chrono::milliseconds retention,
+                                                std::size_t batch) {
   const std::int64_t before = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count() -
                               retention.count();
-  sql::Transaction tx = co_await sql::Transaction::begin(*conn, ctx, sql::AccessMode::read_write);
-  std::vector<Value> p{before};
-  co_await tx.execute(ctx,
-                      "delete from " + step_table_ + " where saga_id in (select id from " + saga_table_ +
-                          " where state in ('completed', 'compensated') and updated_ms < $1)",
-                      p);
-  sql::Result r = co_await tx.execute(
-      ctx, "delete from " + saga_table_ + " where state in ('completed', 'compensated') and updated_ms < $1 returning id",
-      p);
-  co_await tx.commit(ctx);
-  co_return r.size();
+  // A transaction per batch: a sweep cut by its budget keeps the batches it finished. The
+  // condition is repeated outside the subquery so a saga written again meanwhile is kept.
+  const std::string forgettable = "state in ('completed', 'compensated') and updated_ms < $1";
+  const std::string delete_sagas = "delete from " + saga_table_ + " where id in (select id from " + saga_table_ +
+                                   " where " + forgettable + " limit " + std::to_string(batch) + ") and " +
+                                   forgettable + " returning id";
+  sql::Pool::Lease conn = co_await pool_.acquire(ctx);
+  std::size_t total = 0;
+  for (;;) {
+    sql::Transaction tx = co_await sql::Transaction::begin(*conn, ctx, sql::AccessMode::read_write);
+    std::vector<Value> p{before};
+    sql::Result gone = co_await tx.execute(ctx, delete_sagas, p);
+    if (!gone.empty()) {
+      std::string steps = "delete from " + step_table_ + " where saga_id in (";
+      std::vector<Value> ids;
+      ids.reserve(gone.size());
+      for (std::size_t i = 0; i < gone.size(); ++i) {
+        steps += (i ? ", $" : "$") + std::to_string(i + 1);
+        ids.emplace_back(gone[i].get<std::string>(0));
+      }
+      steps += ")";
+      co_await tx.execute(ctx, steps, ids);
+    }
+    co_await tx.commit(ctx);
+    total += gone.size();
+    if (gone.size() < batch) co_return total;
+  }
 }
 
 asio::awaitable<void> SagaJournal::run_sweeper(const Context& ctx, std::chrono::milliseconds interval,

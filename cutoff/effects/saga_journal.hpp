@@ -18,6 +18,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -109,7 +110,9 @@ class SagaJournal {
   // Forgets completed and compensated sagas last written more than `retention` ago, with their
   // steps; returns how many. Keep `retention` at least as long as the effects store's (the
   // compensations' idempotency records), and ambiguous or unfinished sagas are never swept.
-  boost::asio::awaitable<std::size_t> sweep(const Context& ctx, std::chrono::milliseconds retention);
+  // Deletes `batch` sagas per transaction, so a sweep cut short keeps what it finished.
+  boost::asio::awaitable<std::size_t> sweep(const Context& ctx, std::chrono::milliseconds retention,
+                                            std::size_t batch = 500);
   // Sweeps every `interval` until `ctx` stops (a background task; `ctx` must outlive it), each
   // round under a budget of `interval` (1 s to 30 s).
   boost::asio::awaitable<void> run_sweeper(const Context& ctx, std::chrono::milliseconds interval,

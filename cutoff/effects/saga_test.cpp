@@ -486,6 +486,25 @@ TEST_P(SagaTest, TheSweepForgetsOnlyFinalSagas) {
   EXPECT_EQ(left[0].state, SagaState::step_ambiguous);
 }
 
+TEST_P(SagaTest, TheSweepDeletesInBatchesUntilNothingIsLeft) {
+  World w(GetParam());
+  w.Start();
+  w.sagas->define(w.fixture.definition());
+  // Five final sagas (the first completes; the others collide with its items and are undone).
+  for (int i = 1; i <= 5; ++i) EXPECT_TRUE(is_final(w.Run(Context().with_timeout(20s), "b" + std::to_string(i)).state));
+  std::size_t swept = 0;
+  std::vector<SagaRecord> left;
+  std::int64_t steps_left = -1;
+  RunSync([&]() -> asio::awaitable<void> {
+    swept = co_await w.sagas->journal().sweep(Context(), std::chrono::milliseconds(-1000), /*batch=*/2);
+    left = co_await w.sagas->journal().list(Context());
+    steps_left = co_await w.db.count(w.sagas->journal().step_table());
+  });
+  EXPECT_EQ(swept, 5u);
+  EXPECT_TRUE(left.empty());
+  EXPECT_EQ(steps_left, 0);
+}
+
 // ---- Compensations: retried within their own budget, resumable when they run out. ----
 
 TEST_P(SagaTest, ACompensationIsRetriedUntilItSucceedsAndRunsOnce) {
