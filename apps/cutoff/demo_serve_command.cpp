@@ -107,6 +107,7 @@ int RunDemoServe(const DemoServeOptions& o) {
   else inv.admission->quantile = o.admission_quantile;
   inv.order_budget = std::chrono::milliseconds(o.order_budget_ms);
   inv.retention = std::chrono::seconds(o.retention_s);
+  inv.shipping_retention = std::chrono::seconds(o.retention_s);
   wh::Inventory inventory(inv);
   wh::ShippingOptions ship;
   ship.db_url = o.shipping_db.empty()

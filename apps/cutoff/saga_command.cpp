@@ -48,6 +48,7 @@ struct SagaOptions {
   bool json = false;
   std::string shipping_url = "http://127.0.0.1:8083";
   std::int64_t budget_ms = 10'000;
+  std::int64_t shipping_retention_s = 24 * 3600;
   bool force = false;
   std::string step;
   std::string happened;
@@ -173,6 +174,7 @@ int RunDriving(const char* verb, const SagaOptions& o, Act act) {
                      warehouse::OrderSagaOptions order;
                      order.client = &client;
                      order.shipping_url = o.shipping_url;
+                     order.shipping_key_lifetime = std::chrono::seconds(o.shipping_retention_s);
                      sagas.define(warehouse::order_saga(order));
                      effects::SagaOutcome out = co_await act(sagas, ctx);
                      std::optional<effects::SagaRecord> s = co_await sagas.journal().find(ctx, out.saga_id);
@@ -196,7 +198,7 @@ void AddSagaCommand(CLI::App& app) {
   CLI::App* saga = app.add_subcommand(
       "saga",
       "The saga journal: list and show sagas, resume an interrupted or ambiguous one, resolve an\n"
-      "unkeyed step by hand. Reads the journal tables of an effects store (--db).");
+      "ambiguous step by hand. Reads the journal tables of an effects store (--db).");
   saga->require_subcommand(1);
   static SagaOptions opts;
   auto common = [](CLI::App* sub) {
@@ -227,11 +229,17 @@ void AddSagaCommand(CLI::App& app) {
     sub->add_option("--budget-ms", opts.budget_ms, "The time budget for carrying the saga on")
         ->check(Number(std::int64_t{1}, std::int64_t{3'600'000}))
         ->capture_default_str();
+    sub->add_option("--shipping-retention-s", opts.shipping_retention_s,
+                    "How long the shipping service keeps idempotency keys (its --retention-s): a booking\n"
+                    "left ambiguous is repeated with its key only by a saga younger than this")
+        ->check(Number(std::int64_t{1}, std::int64_t{10LL * 365 * 24 * 3600}))
+        ->capture_default_str();
   };
   CLI::App* resume = saga->add_subcommand(
       "resume",
       "Take over an interrupted, ambiguous or half-undone saga and carry it to a final state: a step\n"
-      "the journal has as done is not run again, a keyed remote step is repeated with its key");
+      "the journal has as done is not run again, a keyed remote step is repeated with its key (while\n"
+      "its service still keeps keys; an older one is left for resolve)");
   driving(resume);
   resume->add_flag("--force", opts.force, "Take it over even while its owner's lease runs");
   resume->callback([] {
@@ -241,7 +249,9 @@ void AddSagaCommand(CLI::App& app) {
   });
 
   CLI::App* resolve = saga->add_subcommand(
-      "resolve", "Settle an unkeyed remote step left ambiguous from what you found out, then resume");
+      "resolve",
+      "Settle a remote step left ambiguous that resume cannot repeat (unkeyed, or its key past its\n"
+      "service's retention) from what you found out, then resume");
   driving(resolve);
   resolve->add_option("--step", opts.step, "The ambiguous step")->required();
   resolve->add_option("--happened", opts.happened, "Whether it took effect")

@@ -9,6 +9,7 @@
 #include <boost/json/serialize.hpp>
 #include <charconv>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -89,6 +90,9 @@ asio::awaitable<void> Inventory::start(const Context& ctx) {
 }
 
 void Inventory::start_sweepers(const asio::any_io_executor& executor, std::chrono::milliseconds interval) {
+  if (interval <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("the sweepers' interval must be positive");
+  if (journal_) throw std::logic_error("the inventory's sweepers are already started");
   std::tie(sweep_ctx_, sweep_stop_) = base_.with_cancel();
   journal_ = std::make_unique<effects::SagaJournal>(*pool_, effects_->options().table_prefix);
   asio::co_spawn(executor, effects_->run_sweeper(sweep_ctx_, interval), asio::detached);
@@ -110,6 +114,7 @@ void Inventory::use_shipping(const asio::any_io_executor& executor, std::string 
 
 void Inventory::DefineOrderSaga(OrderSagaOptions order) {
   order.budget = options_.order_budget;
+  order.shipping_key_lifetime = options_.shipping_retention;
   effects::SagaOptions saga_options;
   saga_options.registry = options_.metrics;  // cutoff_saga_outcomes_total, cutoff_saga_compensations_total
   sagas_ = std::make_unique<effects::Sagas>(*effects_, saga_options);

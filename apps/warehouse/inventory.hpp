@@ -93,6 +93,9 @@ struct InventoryOptions {
   std::chrono::milliseconds retention{std::chrono::hours(24)};
   // The shipping service the order saga books with ("http://host:port"); empty: no orders.
   std::string shipping_url;
+  // How long that service keeps idempotency keys (its ShippingOptions::retention): an order
+  // left ambiguous at its booking is repeated by `resume` only within it.
+  std::chrono::milliseconds shipping_retention{std::chrono::hours(24)};
   // POST /orders' declared budget (the whole saga's, tighten-only against the caller's).
   std::chrono::milliseconds order_budget{3'000};
   // Taken off the budget sent to the shipping service (http::ClientOptions::reply_margin): its
@@ -176,7 +179,8 @@ class Inventory {
   // effects::SagaJournal::sweep) now and every `interval`, on `executor`, until
   // stop_sweepers() or stop_all(); without them both tables grow with every keyed request and
   // order. Call after start(), once. The executor must run the sweepers to their end after
-  // the stop, before the Inventory is destroyed.
+  // the stop, before the Inventory is destroyed. Throws std::invalid_argument for an interval
+  // that is not positive, std::logic_error when called twice.
   void start_sweepers(const boost::asio::any_io_executor& executor, std::chrono::milliseconds interval);
   void stop_sweepers() noexcept { sweep_stop_.request_stop(StopReason::shutdown); }
 

@@ -110,6 +110,7 @@ effects::SagaDefinition order_saga(OrderSagaOptions options) {
   };
   effects::SagaStepOptions keyed;
   keyed.keyed = true;
+  keyed.key_lifetime = options.shipping_key_lifetime;
   def.steps.push_back(effects::SagaStep::remote_step("ship", ship, nullptr, keyed));
   return def;
 }

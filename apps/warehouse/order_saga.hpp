@@ -38,6 +38,9 @@ struct OrderSagaOptions {
   std::string shipping_url;        // "http://host:port"
   grpc::Client* grpc_client = nullptr;
   std::chrono::milliseconds budget{3'000};
+  // How long the shipping service keeps idempotency keys (ShippingOptions::retention): a
+  // booking left ambiguous is repeated by `resume` only within it (SagaStepOptions::key_lifetime).
+  std::chrono::milliseconds shipping_key_lifetime{std::chrono::hours(24)};
 };
 
 effects::SagaDefinition order_saga(OrderSagaOptions options);

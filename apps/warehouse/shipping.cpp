@@ -9,6 +9,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <random>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -56,6 +57,10 @@ std::chrono::milliseconds Shipping::BookingTime() {
 Shipping::~Shipping() = default;
 
 void Shipping::start_sweeper(const asio::any_io_executor& executor, std::chrono::milliseconds interval) {
+  if (interval <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("the sweeper's interval must be positive");
+  if (sweeper_started_) throw std::logic_error("the shipping service's sweeper is already started");
+  sweeper_started_ = true;
   std::tie(sweep_ctx_, sweep_stop_) = base_.with_cancel();
   asio::co_spawn(executor, effects_->run_sweeper(sweep_ctx_, interval), asio::detached);
 }

@@ -90,7 +90,9 @@ class Shipping {
 
   // Forgets idempotency records `retention` no longer keeps, now and every `interval`, on
   // `executor`, until stop_sweeper() or stop_all(). Call after start(), once; the executor
-  // must run the sweeper to its end after the stop, before the Shipping is destroyed.
+  // must run the sweeper to its end after the stop, before the Shipping is destroyed. Throws
+  // std::invalid_argument for an interval that is not positive, std::logic_error when called
+  // twice.
   void start_sweeper(const boost::asio::any_io_executor& executor, std::chrono::milliseconds interval);
   void stop_sweeper() noexcept { sweep_stop_.request_stop(StopReason::shutdown); }
 
@@ -102,6 +104,7 @@ class Shipping {
   CancelSource stop_;
   Context sweep_ctx_;  // base_'s child: stop_all() stops the sweeper too
   CancelSource sweep_stop_;
+  bool sweeper_started_ = false;
   std::unique_ptr<sql::Pool> pool_;
   std::unique_ptr<effects::Effects> effects_;
 };

@@ -143,6 +143,14 @@ Error AsError(const std::exception_ptr& failure, const std::string& rid, const C
   return to_error(failure, ctx && ctx->stop_requested() ? ctx->stop_reason() : StopReason::none, rid);
 }
 
+// "25 h", "90 min", "40 s": a duration in a message, in the largest unit that is at least 2.
+std::string DescribeAge(std::int64_t ms) {
+  if (ms >= 2 * 3'600'000) return std::to_string(ms / 3'600'000) + " h";
+  if (ms >= 2 * 60'000) return std::to_string(ms / 60'000) + " min";
+  if (ms >= 2'000) return std::to_string(ms / 1'000) + " s";
+  return std::to_string(ms) + " ms";
+}
+
 // Error texts are kept in the journal and shown by `cutoff saga show`: a remote service's
 // message is cut rather than stored whole.
 constexpr std::size_t kMaxJournalMessageBytes = 1024;
@@ -851,13 +859,26 @@ asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, std::string saga_
       if (s.index != run.next_step || !next.remote) continue;
       const bool unsettled = s.state == SagaStepState::sent || s.state == SagaStepState::ambiguous;
       run.in_doubt[s.index] = unsettled;
-      if (unsettled && !next.options.keyed) {
+      if (!unsettled) continue;
+      const std::string settle_by_hand =
+          "; find out, then `cutoff saga resolve " + saga_id + " --step " + next.name + " --happened yes|no`";
+      // The saga's start bounds when the key was first sent, so a younger saga's key is still
+      // remembered wherever it landed.
+      const std::int64_t age_ms = now - rec->created_ms;
+      if (!next.options.keyed) {
         run.state = SagaState::step_ambiguous;
         run.failed_step = next.name;
         run.error = Error(ErrorCode::commit_ambiguous,
                           "step '" + next.name + "' is a remote call without an idempotency key that may have been "
-                          "applied; find out, then `cutoff saga resolve " + saga_id + " --step " + next.name +
-                              " --happened yes|no`",
+                          "applied" + settle_by_hand,
+                          rid);
+      } else if (age_ms > next.options.key_lifetime.count()) {
+        run.state = SagaState::step_ambiguous;
+        run.failed_step = next.name;
+        run.error = Error(ErrorCode::commit_ambiguous,
+                          "step '" + next.name + "' may have been applied, and the saga began " +
+                              DescribeAge(age_ms) + " ago, past the " + DescribeAge(next.options.key_lifetime.count()) +
+                              " its service keeps idempotency keys: a repeat could apply it twice" + settle_by_hand,
                           rid);
       }
     }

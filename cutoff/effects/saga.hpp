@@ -97,6 +97,11 @@ struct SagaStepOptions {
   // Remote steps: the call sends `idempotency_key` upstream, so repeating it after an
   // ambiguous outcome (resume) cannot apply it twice.
   bool keyed = false;
+  // Keyed remote steps: how long the service called remembers a key (its idempotency
+  // retention). `resume` repeats the step with its key only while the saga is younger than
+  // this: past it the service may have forgotten the key and would apply a repeat as new, so
+  // the step is left ambiguous for `resolve`, as an unkeyed one is.
+  std::chrono::milliseconds key_lifetime{std::chrono::hours(24)};
 };
 
 struct SagaStep {

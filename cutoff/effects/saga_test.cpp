@@ -279,7 +279,8 @@ struct RemoteWorld : World {
   std::mutex mu;
   std::function<asio::awaitable<std::string>(const Context&, const SagaCall&)> answer;
 
-  SagaDefinition Definition(bool keyed, std::chrono::milliseconds budget = 30s) {
+  SagaDefinition Definition(bool keyed, std::chrono::milliseconds budget = 30s,
+                            std::chrono::milliseconds key_lifetime = std::chrono::hours(24)) {
     SagaDefinition def = fixture.definition(budget);
     def.name = keyed ? "test.remote_keyed" : "test.remote";
     auto remote = [this](const Context& ctx, const SagaCall& call) -> asio::awaitable<std::string> {
@@ -298,6 +299,7 @@ struct RemoteWorld : World {
     };
     SagaStepOptions o;
     o.keyed = keyed;
+    o.key_lifetime = key_lifetime;
     def.steps[1] = SagaStep::remote_step("ship", remote, undo, o);
     return def;
   }
@@ -376,6 +378,40 @@ TEST_P(SagaRemoteTest, AKeyedRemoteStepIsRepeatedWithTheSameKeyOnResume) {
   EXPECT_EQ(w.keys, (std::vector<std::string>{"r2/ship", "r2/ship"}));
   EXPECT_EQ(StepStates(w.Journal("r2")), (std::vector<std::string>{"reserve:done", "ship:done", "confirm:done"}));
   EXPECT_EQ(w.Journal("r2").steps[1].attempts, 2);
+}
+
+// Past the key's lifetime upstream (the service's idempotency retention) a repeat could be
+// taken as a new call: resume leaves the step ambiguous and says how to settle it.
+TEST_P(SagaRemoteTest, AKeyedStepIsNotRepeatedOnceItsServiceMayHaveForgottenTheKey) {
+  RemoteWorld w(GetParam());
+  w.Start();
+  w.sagas->define(w.Definition(/*keyed=*/true, 30s, /*key_lifetime=*/50ms));
+  w.answer = [](const Context& ctx, const SagaCall&) -> asio::awaitable<std::string> {
+    ctx.commit_ledger()->note_commit_point(true);
+    throw Error(ErrorCode::internal, "the handler failed after booking");
+    co_return std::string();
+  };
+  EXPECT_EQ(w.Run(Context().with_timeout(20s), "r9", "test.remote_keyed").state, SagaState::step_ambiguous);
+  std::this_thread::sleep_for(100ms);
+
+  w.answer = [](const Context&, const SagaCall&) -> asio::awaitable<std::string> { co_return R"({"parcel":9})"; };
+  SagaOutcome resumed;
+  RunSync([&]() -> asio::awaitable<void> { resumed = co_await w.sagas->resume(Context().with_timeout(20s), "r9"); });
+  EXPECT_EQ(resumed.state, SagaState::step_ambiguous);
+  EXPECT_EQ(resumed.failed_step, "ship");
+  EXPECT_EQ(w.calls.load(), 1);  // not sent again
+  EXPECT_EQ(w.Items(), (std::vector<int>{1}));  // reserve kept
+  ASSERT_TRUE(resumed.error);
+  EXPECT_NE(resumed.error->message().find("keeps idempotency keys"), std::string::npos) << resumed.error->message();
+  EXPECT_NE(resumed.error->message().find("cutoff saga resolve r9 --step ship"), std::string::npos);
+
+  // Settled by hand, it carries on without sending the step again.
+  SagaOutcome settled;
+  RunSync([&]() -> asio::awaitable<void> {
+    settled = co_await w.sagas->resolve(Context().with_timeout(20s), "r9", "ship", true, R"({"parcel":9})");
+  });
+  EXPECT_EQ(settled.state, SagaState::completed);
+  EXPECT_EQ(w.calls.load(), 1);
 }
 
 TEST_P(SagaRemoteTest, ARefusedCallIsASafeFailureAndIsCompensatedWithItsKey) {

@@ -14,6 +14,8 @@ namespace asio = boost::asio;
 
 asio::awaitable<void> run_every(const Context& ctx, std::chrono::milliseconds interval,
                                 std::function<asio::awaitable<void>(const Context&)> round) {
+  if (interval <= std::chrono::milliseconds::zero())
+    throw Error(ErrorCode::invalid_argument, "a sweeper's interval must be positive", ctx.request_id());
   // Rounds follow each other, so a budget longer than a short interval overlaps nothing.
   const std::chrono::milliseconds round_budget =
       std::clamp(interval, std::chrono::milliseconds(1'000), std::chrono::milliseconds(30'000));

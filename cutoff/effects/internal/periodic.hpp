@@ -19,7 +19,7 @@ namespace cutoff::effects::internal {
 // ends at the stop). Each round runs under a child of `ctx` with a budget of `interval`, kept
 // between 1 s and 30 s: a round stuck on a busy database is cut rather than left running. A round that
 // throws is tried again at the next one, so a database away for a while does not end the
-// loop. `ctx` must outlive the loop.
+// loop. `ctx` must outlive the loop. An interval that is not positive is invalid_argument.
 boost::asio::awaitable<void> run_every(const Context& ctx, std::chrono::milliseconds interval,
                                        std::function<boost::asio::awaitable<void>(const Context&)> round);
 

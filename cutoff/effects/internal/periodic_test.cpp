@@ -8,6 +8,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -71,6 +72,27 @@ TEST(RunEvery, AHangingRoundIsCutAtItsBudgetAndTheLoopGoesOnUntilTheStop) {
       EXPECT_EQ(ends.back(), StopReason::shutdown);  // the stop reached the round in flight
     }
   });
+}
+
+// An interval of zero would run rounds back to back against the database.
+TEST(RunEvery, AnIntervalThatIsNotPositiveIsRefusedBeforeAnyRound) {
+  int rounds = 0;
+  for (std::chrono::milliseconds interval : {0ms, -5ms}) {
+    RunSync([&]() -> asio::awaitable<void> {
+      std::function<asio::awaitable<void>(const Context&)> round = [&](const Context&) -> asio::awaitable<void> {
+        ++rounds;
+        co_return;
+      };
+      const Context ctx;
+      try {
+        co_await run_every(ctx, interval, round);
+        ADD_FAILURE() << "run_every returned";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      }
+    });
+  }
+  EXPECT_EQ(rounds, 0);
 }
 
 }  // namespace
