@@ -6,9 +6,10 @@
 // written into a growing buffer, the lists its resolvers build) then gives those pages back
 // after nearly every request and takes them again, zeroed, on the next one: 13% of the
 // GraphQL-over-HTTP throughput on the warehouse operation (docs/benchmarks.md).
-// tune_heap_for_serving() keeps up to `trim_threshold` of freed heap for reuse, and still maps
-// every block of `mmap_threshold` or more on its own, so that a large request's megabytes go
-// back to the kernel as soon as they are freed.
+// tune_heap_for_serving() keeps up to `trim_threshold` of freed heap for reuse, and maps a
+// block of `mmap_threshold` or more on its own when the free heap has no room for it (glibc
+// looks there first), so that a request larger than what is kept gives its megabytes back to
+// the kernel as soon as they are freed.
 //
 //   int main(int argc, char** argv) {
 //     cutoff::tune_heap_for_serving();  // first thing: before threads start
