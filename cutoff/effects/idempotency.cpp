@@ -1,5 +1,6 @@
 #include "cutoff/effects/idempotency.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -118,6 +119,7 @@ asio::awaitable<void> ReleaseClaim(sql::Connection& conn, const Context& ctx, Id
 
 asio::awaitable<std::size_t> SweepRecords(sql::Connection& conn, const Context& ctx, const std::string& table,
                                           std::int64_t done_before_ms, std::int64_t now_ms, std::size_t batch) {
+  batch = std::max<std::size_t>(batch, 1);  // a batch of none would never end
   // A statement per batch, each committed on its own: a round cut by its budget keeps what it
   // deleted, so a backlog longer than one round still shrinks round by round. The condition
   // is repeated outside the subquery so a record claimed again meanwhile is kept (PostgreSQL

@@ -158,6 +158,7 @@ asio::awaitable<std::optional<SagaRecord>> SagaJournal::find(const Context& ctx,
 
 asio::awaitable<std::size_t> SagaJournal::sweep(const Context& ctx, std::chrono::milliseconds retention,
                                                 std::size_t batch) {
+  batch = std::max<std::size_t>(batch, 1);  // a batch of none would never end
   const std::int64_t before = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count() -
