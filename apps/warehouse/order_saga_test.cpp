@@ -90,6 +90,7 @@ class OrderSagaTest : public ::testing::Test {
     if (!over_grpc) inv.shipping_url = shipping_url_;
     inv.shipping_reply_margin = reply_margin;
     inv.retention = retention_;
+    inv.shipping_retention = shipping_retention_;
     // Budgets that still fit a booking stretched by a slow build (CUTOFF_TEST_TIME_SCALE).
     inv.order_budget = std::max<std::chrono::milliseconds>(inv.order_budget, 3 * booking_time);
     inv.metrics = &metrics_;
@@ -213,6 +214,7 @@ class OrderSagaTest : public ::testing::Test {
   }
 
   std::chrono::milliseconds retention_ = std::chrono::hours(24);  // InventoryOptions::retention
+  std::chrono::milliseconds shipping_retention_ = std::chrono::hours(24);  // ::shipping_retention
   std::filesystem::path dir_;
   observe::Registry metrics_;  // outlives the inventory
   Context setup_;
@@ -337,6 +339,26 @@ TEST_F(OrderSagaTest, ACallerLeavingMidBookingLeavesAnAmbiguousStepThatResumeSet
   EXPECT_EQ(out.state, effects::SagaState::completed) << (out.error ? out.error->what() : "");
   EXPECT_EQ(State(4, "o-4"), std::make_pair(std::int64_t{3}, 200));
   EXPECT_EQ(Journal("o-4").steps[1].attempts, 2);
+}
+
+// Past shipping's retention its record of the booking's key may be gone, and a repeat would
+// be booked as a new shipment: resume leaves the order for resolve and sends nothing.
+TEST_F(OrderSagaTest, AnAmbiguousOrderOlderThanShippingsRetentionIsNotBookedAgainOnResume) {
+  shipping_retention_ = 100ms;
+  Start(/*booking_time=*/Scaled(1000ms));
+  HangUpMidBooking("o-9", 4, 2);  // 300 ms in: older than 100 ms by the time it is resumed
+  ASSERT_EQ(SettledJournal("o-9").state, effects::SagaState::step_ambiguous);
+  effects::SagaOutcome out;
+  OnLoop([&]() -> asio::awaitable<void> {
+    const Context ctx = Context().with_timeout(20s);
+    out = co_await inventory_->sagas()->resume(ctx, "o-9");
+  });
+  EXPECT_EQ(out.state, effects::SagaState::step_ambiguous);
+  ASSERT_TRUE(out.error);
+  EXPECT_NE(out.error->message().find("keeps idempotency keys"), std::string::npos) << out.error->message();
+  EXPECT_NE(out.error->message().find("cutoff saga resolve o-9 --step ship"), std::string::npos);
+  EXPECT_EQ(Journal("o-9").steps[1].attempts, 1);  // not sent again
+  EXPECT_EQ(State(4, "o-9").first, 2);             // the stock stays reserved
 }
 
 TEST_F(OrderSagaTest, TheSweepersForgetFinishedOrdersPastTheirRetentionButNotAnAmbiguousOne) {
