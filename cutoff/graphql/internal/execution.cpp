@@ -327,7 +327,7 @@ class Execution final : private FieldTasks::Host {
       args = &*coerced;
     }
     if (def.async) {
-      Defer(parent_type, parent, g, path, fctx, coerced ? std::move(*coerced) : json::object(), def.type, nullptr);
+      Defer(parent_type, parent, g, path, fctx, std::move(coerced), def.type, nullptr);
       return true;
     }
     std::exception_ptr error;
@@ -427,10 +427,10 @@ class Execution final : private FieldTasks::Host {
                    const PathNode* path, const Context& fctx) {
     const bool non_null = def.type->is_non_null();
     if (fctx.stop_requested()) return FailStopped(path, non_null, g, fctx.stop_reason(), Duration::zero());
-    json::object args;
+    std::optional<json::object> args;
     if (!def.args.empty()) {
       std::string error;
-      args = coerce_argument_values(def, *g.nodes[0], variables_, &error);
+      args.emplace(coerce_argument_values(def, *g.nodes[0], variables_, &error));
       if (!error.empty()) return Fail(non_null, GraphQLError{error, g.locations(), path_of(path), {}});
     }
     Defer(parent_type, parent, g, path, fctx, std::move(args), def.type, nullptr).sync = !def.async;
@@ -642,7 +642,7 @@ class Execution final : private FieldTasks::Host {
 
   // Leaves a hole for the field (or a pending value), which its task fills.
   FieldTask& Defer(const Type& parent_type, const Data& parent, const FieldGroup& g, const PathNode* path,
-                   const Context& fctx, json::object args, const Type* type,
+                   const Context& fctx, std::optional<json::object> args, const Type* type,
                    std::shared_ptr<const Data::Producer> produce) {
     return tasks_.add(writer_.hole(type->is_non_null()), parent_type, parent, g, path, fctx, std::move(args), type,
                       std::move(produce));
@@ -682,7 +682,7 @@ class Execution final : private FieldTasks::Host {
 
   // FieldTasks::Host
   Data resolve(const FieldTask& t, std::exception_ptr& error) override {
-    return Resolve(*t.group->def, *t.parent_type, t.parent, t.args, *t.group, *t.ctx, error);
+    return Resolve(*t.group->def, *t.parent_type, t.parent, t.arguments(), *t.group, *t.ctx, error);
   }
   bool complete(FieldTask& t, std::exception_ptr error, Data& result) override {
     if (writer_.walking()) {  // resumed inside a walk: the walk completes the task when it ends

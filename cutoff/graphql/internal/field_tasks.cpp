@@ -53,11 +53,11 @@ FieldTask& FieldTasks::Queue(ResponseText::Part* hole, const Type& parent_type, 
 }
 
 FieldTask& FieldTasks::add(ResponseText::Part* hole, const Type& parent_type, const Data& parent, const FieldGroup& g,
-                           const PathNode* path, const Context& fctx, boost::json::object&& args, const Type* type,
-                           std::shared_ptr<const Data::Producer>&& produce) {
+                           const PathNode* path, const Context& fctx, std::optional<boost::json::object>&& args,
+                           const Type* type, std::shared_ptr<const Data::Producer>&& produce) {
   FieldTask& t = Queue(hole, parent_type, g, path, fctx, type);
   t.parent = parent;
-  t.args = std::move(args);
+  if (args) t.args = std::move(args);
   t.produce = std::move(produce);
   return t;
 }
@@ -163,7 +163,7 @@ asio::awaitable<void> FieldTasks::Drain(TaskRunner* r) {
       } else if (t.sync) {
         result = host_.resolve(t, error);
       } else {
-        FieldContext fc{*t.ctx,         t.parent, t.args,     *t.group->def,
+        FieldContext fc{*t.ctx,         t.parent, t.arguments(), *t.group->def,
                         *t.parent_type, schema_,  variables_, *t.group->nodes[0]};
         result = co_await t.group->def->async(fc);
       }

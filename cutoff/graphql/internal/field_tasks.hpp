@@ -75,7 +75,9 @@ struct FieldTask {
   // above. Pointing at the operation's saves a copy per task.
   const Context* ctx = nullptr;
   Context own_ctx;
-  boost::json::object args;
+  // The field's coerced arguments; none for a field that takes none (most fields), which
+  // then costs no object made and destroyed per task.
+  std::optional<boost::json::object> args;
   const Type* type = nullptr;  // what the produced value completes as (the field's or a list item's type)
   std::shared_ptr<const Data::Producer> produce;  // a pending value; null: the field's resolver
   bool capped = false;                            // ctx is a cap's: its own stop cancels this task only
@@ -90,6 +92,10 @@ struct FieldTask {
   std::size_t first_field = 0;
 
   bool continues_walk() const noexcept { return items || fields != nullptr; }
+  const boost::json::object& arguments() const noexcept {
+    static const boost::json::object kNone;
+    return args ? *args : kNone;
+  }
   // Kept by FieldTasks while the task runs.
   std::optional<CancelRegistration> cap_stop;  // for @budget-capped fields
   TaskRunner* runner = nullptr;                // the runner awaiting it
@@ -132,8 +138,8 @@ class FieldTasks {
   // operation's context, or a cap's), completing as `type`, from `produce` (a pending
   // value) or else the field's resolver. `path` is copied.
   FieldTask& add(ResponseText::Part* hole, const Type& parent_type, const Data& parent, const FieldGroup& g,
-                 const PathNode* path, const Context& fctx, boost::json::object&& args, const Type* type,
-                 std::shared_ptr<const Data::Producer>&& produce);
+                 const PathNode* path, const Context& fctx, std::optional<boost::json::object>&& args,
+                 const Type* type, std::shared_ptr<const Data::Producer>&& produce);
 
   // Queues the rest of a list (`items`, of `item_type`) at `path` for a later walk, which
   // writes them into `hole`.
