@@ -4,6 +4,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 namespace cutoff::graphql {
@@ -433,6 +434,32 @@ std::size_t format_js_number(double d, char* buf) {
   const bool integral = d == std::trunc(d);
   if (integral && std::fabs(d) < 9007199254740992.0)
     return static_cast<std::size_t>(std::to_chars(buf, buf + kJsNumberMax, static_cast<std::int64_t>(d)).ptr - buf);
+  if (!integral && std::fabs(d) >= 1e-3 && std::fabs(d) < 1e9) {
+    // A fraction of a few decimals (a price, a half): its digits found by scaling, which
+    // costs a fraction of to_chars's shortest search. Taken only when the scaled integer
+    // divides back to exactly `d` (the division is correctly rounded, so that decimal reads
+    // as `d`) with at most 15 significant digits, where only one decimal reads as a given
+    // double: it is the shortest text, the one JavaScript prints. The first k that works has
+    // no trailing zero (k - 1 would have worked).
+    static constexpr double kPow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+    const double a = std::fabs(d);
+    for (int k = 1; k <= 6; ++k) {
+      const double n = std::nearbyint(a * kPow10[k]);
+      if (n / kPow10[k] != a) continue;
+      const auto digits = static_cast<std::uint64_t>(n);
+      const auto scale = static_cast<std::uint64_t>(kPow10[k]);
+      if (d < 0) *out++ = '-';
+      out = std::to_chars(out, buf + kJsNumberMax, digits / scale).ptr;
+      *out++ = '.';
+      std::uint64_t fraction = digits % scale;
+      for (int i = k - 1; i >= 0; --i) {
+        out[i] = static_cast<char>('0' + fraction % 10);
+        fraction /= 10;
+      }
+      out += k;
+      return static_cast<std::size_t>(out - buf);
+    }
+  }
   if (!integral && std::fabs(d) >= 1e-6) {
     const auto r = std::to_chars(buf, buf + kJsNumberMax, d);
     if (std::find(buf, r.ptr, 'e') == r.ptr) return static_cast<std::size_t>(r.ptr - buf);

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -49,6 +51,47 @@ TEST(JsNumber, PrintsWhatJavaScriptPrints) {
   EXPECT_EQ(Js(5e-324), "5e-324");
   EXPECT_EQ(Js(std::numeric_limits<double>::infinity()), "null");
   EXPECT_EQ(Js(std::nan("")), "null");
+}
+
+// Fractions of a few decimals take a faster way than the shortest search: it must give the
+// same text, which for these magnitudes is the shortest round-trip text in fixed notation
+// (what to_chars gives with chars_format::fixed, and what JavaScript prints).
+TEST(JsNumber, FractionsOfAFewDecimalsPrintAsTheShortestSearchPrintsThem) {
+  auto reference = [](double d) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+    return std::string(buf, r.ptr);
+  };
+  std::mt19937_64 random(20261207);
+  const double scales[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  int checked = 0;
+  for (int i = 0; i < 300'000; ++i) {
+    double d = 0;
+    switch (i % 3) {
+      case 0: {  // n / 10^k: the decimals the fast way is for, and some with more digits
+        const int k = 1 + static_cast<int>(random() % 8);
+        const std::uint64_t n = random() % static_cast<std::uint64_t>(1e9 * scales[k]);
+        d = static_cast<double>(n) / scales[k];
+        break;
+      }
+      case 1:  // any double from 1e-3 to 1e9, evenly in the exponent
+        d = std::pow(10.0, -3 + 12 * std::uniform_real_distribution<double>(0, 1)(random));
+        break;
+      default:  // a price-like product, as arithmetic leaves it
+        d = static_cast<double>(random() % 100'000) * 0.01 * static_cast<double>(1 + random() % 7);
+    }
+    if (random() & 1) d = -d;
+    if (std::fabs(d) < 1e-3 || std::fabs(d) >= 1e9 || d == std::trunc(d)) continue;
+    ASSERT_EQ(Js(d), reference(d)) << "for " << reference(d);
+    ++checked;
+  }
+  EXPECT_GT(checked, 250'000);
+  for (double d : {0.1 + 0.2, 1.005, 999999999.999999, 0.001, 0.0015, -0.5, 2.675, 1.1 * 1.1, 0.123456,
+                   0.1234567, 123456.7890123, 5e-3})
+    EXPECT_EQ(Js(d), reference(d));
+  EXPECT_EQ(Js(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(Js(1.5), "1.5");
+  EXPECT_EQ(Js(-0.001), "-0.001");
 }
 
 // The numbers JSON cannot write are named as graphql-js's inspect() names them, not as null.
