@@ -195,10 +195,10 @@ void Finish(int code) {
 }  // namespace
 
 void AddSagaCommand(CLI::App& app) {
-  CLI::App* saga = app.add_subcommand(
-      "saga",
-      "The saga journal: list and show sagas, resume an interrupted or ambiguous one, resolve an\n"
-      "ambiguous step by hand. Reads the journal tables of an effects store (--db).");
+  CLI::App* saga =
+      app.add_subcommand("saga",
+                         "The saga journal: list and show sagas, resume an interrupted or ambiguous one, resolve an\n"
+                         "ambiguous step by hand. Reads the journal tables of an effects store (--db).");
   saga->require_subcommand(1);
   static SagaOptions opts;
   auto common = [](CLI::App* sub) {

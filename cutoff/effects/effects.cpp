@@ -431,8 +431,8 @@ asio::awaitable<std::size_t> Effects::sweep(const Context& ctx) {
   // Delivered messages, in batches as the records are (undelivered ones wait for the relay).
   const std::string forgettable = "dispatched_ms is not null and dispatched_ms < $1";
   const std::string statement = "delete from " + outbox_table_ + " where id in (select id from " + outbox_table_ +
-                          " where " + forgettable + " limit " + std::to_string(internal::kSweepBatch) +
-                          ") returning 1";
+                                " where " + forgettable + " limit " + std::to_string(internal::kSweepBatch) +
+                                ") returning 1";
   std::vector<Value> p{before};
   for (;;) {
     sql::Result r = co_await conn->execute(ctx, statement, p);

@@ -536,12 +536,13 @@ TEST_P(EffectsTest, TheSweepDeletesABacklogInBatches) {
     const std::int64_t old_ms = internal::NowMs() - 2 * 3600 * 1000;
     sql::Pool::Lease conn = co_await db_->pool().acquire(Context());
     std::vector<sql::Value> p{old_ms};
-    co_await conn->execute(Context(),
-                           "with recursive n(i) as (select 1 union all select i + 1 from n where i < 2345) insert into " +
-                               fx->idempotency_table() +
-                               " (operation, idem_key, fingerprint, state, claimed_until_ms, created_ms, completed_ms)"
-                               " select 'items.create', 'old-' || i, 'f', 'done', $1, $1, $1 from n",
-                           p);
+    co_await conn->execute(
+        Context(),
+        "with recursive n(i) as (select 1 union all select i + 1 from n where i < 2345) insert into " +
+            fx->idempotency_table() +
+            " (operation, idem_key, fingerprint, state, claimed_until_ms, created_ms, completed_ms)"
+            " select 'items.create', 'old-' || i, 'f', 'done', $1, $1, $1 from n",
+        p);
     EXPECT_EQ(co_await db_->count(fx->idempotency_table()), 2346);
     EXPECT_EQ(co_await fx->sweep(Context().with_timeout(20s)), 2345u);
     EXPECT_EQ(co_await db_->count(fx->idempotency_table()), 1);
@@ -561,10 +562,10 @@ TEST_P(EffectsTest, TheSweepForgetsDeliveredMessagesAndKeepsUndeliveredOnes) {
     EXPECT_EQ(delivered_.size(), 1u);
     sql::Pool::Lease conn = co_await db_->pool().acquire(Context());
     std::vector<sql::Value> p{internal::NowMs() - 3600 * 1000};
-    co_await conn->execute(Context(),
-                           "insert into " + fx->outbox_table() +
-                               " (topic, payload, created_ms) values ('items.created', 'waiting', $1)",
-                           p);
+    co_await conn->execute(
+        Context(),
+        "insert into " + fx->outbox_table() + " (topic, payload, created_ms) values ('items.created', 'waiting', $1)",
+        p);
     co_await Sleep(5ms);
     EXPECT_EQ(co_await fx->sweep(Context().with_timeout(20s)), 1u);
     EXPECT_EQ(co_await db_->count(fx->outbox_table()), 1);

@@ -124,10 +124,11 @@ asio::awaitable<std::size_t> SweepRecords(sql::Connection& conn, const Context& 
   // deleted, so a backlog longer than one round still shrinks round by round. The condition
   // is repeated outside the subquery so a record claimed again meanwhile is kept (PostgreSQL
   // re-checks the outer condition against the row's newest version).
-  const std::string forgettable = "(state = 'done' and completed_ms < $1) or (state = 'claimed' and claimed_until_ms < $2)";
-  const std::string statement = "delete from " + table + " where (operation, idem_key) in (select operation, idem_key from " +
-                          table + " where " + forgettable + " limit " + std::to_string(batch) + ") and (" +
-                          forgettable + ") returning 1";
+  const std::string forgettable =
+      "(state = 'done' and completed_ms < $1) or (state = 'claimed' and claimed_until_ms < $2)";
+  const std::string statement =
+      "delete from " + table + " where (operation, idem_key) in (select operation, idem_key from " + table + " where " +
+      forgettable + " limit " + std::to_string(batch) + ") and (" + forgettable + ") returning 1";
   std::vector<Value> p{done_before_ms, now_ms};
   std::size_t total = 0;
   for (;;) {

@@ -869,15 +869,15 @@ asio::awaitable<SagaOutcome> Sagas::resume(const Context& ctx, std::string saga_
         run.state = SagaState::step_ambiguous;
         run.failed_step = next.name;
         run.error = Error(ErrorCode::commit_ambiguous,
-                          "step '" + next.name + "' is a remote call without an idempotency key that may have been "
-                          "applied" + settle_by_hand,
+                          "step '" + next.name + "' is a remote call without an idempotency key" +
+                              " that may have been applied" + settle_by_hand,
                           rid);
       } else if (age_ms > next.options.key_lifetime.count()) {
         run.state = SagaState::step_ambiguous;
         run.failed_step = next.name;
         run.error = Error(ErrorCode::commit_ambiguous,
-                          "step '" + next.name + "' may have been applied, and the saga began " +
-                              DescribeAge(age_ms) + " ago, past the " + DescribeAge(next.options.key_lifetime.count()) +
+                          "step '" + next.name + "' may have been applied, and the saga began " + DescribeAge(age_ms) +
+                              " ago, past the " + DescribeAge(next.options.key_lifetime.count()) +
                               " its service keeps idempotency keys: a repeat could apply it twice" + settle_by_hand,
                           rid);
       }

@@ -399,7 +399,7 @@ TEST_P(SagaRemoteTest, AKeyedStepIsNotRepeatedOnceItsServiceMayHaveForgottenTheK
   RunSync([&]() -> asio::awaitable<void> { resumed = co_await w.sagas->resume(Context().with_timeout(20s), "r9"); });
   EXPECT_EQ(resumed.state, SagaState::step_ambiguous);
   EXPECT_EQ(resumed.failed_step, "ship");
-  EXPECT_EQ(w.calls.load(), 1);  // not sent again
+  EXPECT_EQ(w.calls.load(), 1);                 // not sent again
   EXPECT_EQ(w.Items(), (std::vector<int>{1}));  // reserve kept
   ASSERT_TRUE(resumed.error);
   EXPECT_NE(resumed.error->message().find("keeps idempotency keys"), std::string::npos) << resumed.error->message();

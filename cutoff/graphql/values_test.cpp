@@ -86,8 +86,8 @@ TEST(JsNumber, FractionsOfAFewDecimalsPrintAsTheShortestSearchPrintsThem) {
     ++checked;
   }
   EXPECT_GT(checked, 250'000);
-  for (double d : {0.1 + 0.2, 1.005, 999999999.999999, 0.001, 0.0015, -0.5, 2.675, 1.1 * 1.1, 0.123456,
-                   0.1234567, 123456.7890123, 5e-3})
+  for (double d : {0.1 + 0.2, 1.005, 999999999.999999, 0.001, 0.0015, -0.5, 2.675, 1.1 * 1.1, 0.123456, 0.1234567,
+                   123456.7890123, 5e-3})
     EXPECT_EQ(Js(d), reference(d));
   EXPECT_EQ(Js(0.1 + 0.2), "0.30000000000000004");
   EXPECT_EQ(Js(1.5), "1.5");
@@ -108,7 +108,6 @@ TEST(SerializeLeaf, AFloatThatIsNotFiniteIsNamedAsJavaScriptNamesIt) {
     EXPECT_EQ(error, std::string("Float cannot represent non numeric value: ") + name);
   }
 }
-
 
 // graphql-js turns an integral number into an ID with String(): past 2^53 that is the
 // shortest digits padded with zeros, and from 1e21 on the exponent form. Integers of 64 bits

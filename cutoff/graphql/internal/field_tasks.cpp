@@ -164,7 +164,7 @@ asio::awaitable<void> FieldTasks::Drain(TaskRunner* r) {
         result = host_.resolve(t, error);
       } else {
         FieldContext fc{*t.ctx,         t.parent, t.arguments(), *t.group->def,
-                        *t.parent_type, schema_,  variables_, *t.group->nodes[0]};
+                        *t.parent_type, schema_,  variables_,    *t.group->nodes[0]};
         result = co_await t.group->def->async(fc);
       }
     } catch (...) {

@@ -138,8 +138,8 @@ class FieldTasks {
   // operation's context, or a cap's), completing as `type`, from `produce` (a pending
   // value) or else the field's resolver. `path` is copied.
   FieldTask& add(ResponseText::Part* hole, const Type& parent_type, const Data& parent, const FieldGroup& g,
-                 const PathNode* path, const Context& fctx, std::optional<boost::json::object>&& args,
-                 const Type* type, std::shared_ptr<const Data::Producer>&& produce);
+                 const PathNode* path, const Context& fctx, std::optional<boost::json::object>&& args, const Type* type,
+                 std::shared_ptr<const Data::Producer>&& produce);
 
   // Queues the rest of a list (`items`, of `item_type`) at `path` for a later walk, which
   // writes them into `hole`.
