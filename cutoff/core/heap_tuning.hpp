@@ -27,7 +27,7 @@ namespace cutoff {
 
 struct HeapTuning {
   std::size_t trim_threshold = 32u << 20;  // freed heap kept at the top before it is returned
-  std::size_t mmap_threshold = 1u << 20;   // blocks this large or larger are mapped on their own
+  std::size_t mmap_threshold = 1u << 20;   // blocks this large or larger, when free heap cannot hold them, are mapped
 };
 
 // Applies `tuning`. Does nothing and returns false when the C library is not glibc, or when
