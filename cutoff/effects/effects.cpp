@@ -10,6 +10,7 @@
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 #include "cutoff/effects/idempotency.hpp"
+#include "cutoff/effects/internal/batched_delete.hpp"
 #include "cutoff/effects/internal/fault_points.hpp"
 #include "cutoff/effects/internal/periodic.hpp"
 
@@ -429,16 +430,10 @@ asio::awaitable<std::size_t> Effects::sweep(const Context& ctx) {
   const std::int64_t before = now - options_.retention.count();
   std::size_t swept = co_await internal::SweepRecords(*conn, ctx, idempotency_table_, before, now);
   // Delivered messages, in batches as the records are (undelivered ones wait for the relay).
-  const std::string forgettable = "dispatched_ms is not null and dispatched_ms < $1";
-  const std::string statement = "delete from " + outbox_table_ + " where id in (select id from " + outbox_table_ +
-                                " where " + forgettable + " limit " + std::to_string(internal::kSweepBatch) +
-                                ") returning 1";
-  std::vector<Value> p{before};
-  for (;;) {
-    sql::Result r = co_await conn->execute(ctx, statement, p);
-    swept += r.size();
-    if (r.size() < internal::kSweepBatch) co_return swept;
-  }
+  const std::vector<Value> p{before};
+  swept += co_await internal::DeleteInBatches(
+      *conn, ctx, outbox_table_, "id", "dispatched_ms is not null and dispatched_ms < $1", p, internal::kSweepBatch);
+  co_return swept;
 }
 
 asio::awaitable<void> Effects::run_sweeper(const Context& ctx, std::chrono::milliseconds interval) {

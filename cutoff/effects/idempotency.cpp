@@ -1,12 +1,12 @@
 #include "cutoff/effects/idempotency.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <vector>
 
 #include "cutoff/core/error.hpp"
+#include "cutoff/effects/internal/batched_delete.hpp"
 
 namespace cutoff::effects::internal {
 
@@ -119,23 +119,10 @@ asio::awaitable<void> ReleaseClaim(sql::Connection& conn, const Context& ctx, Id
 
 asio::awaitable<std::size_t> SweepRecords(sql::Connection& conn, const Context& ctx, const std::string& table,
                                           std::int64_t done_before_ms, std::int64_t now_ms, std::size_t batch) {
-  batch = std::max<std::size_t>(batch, 1);  // a batch of none would never end
-  // A statement per batch, each committed on its own: a round cut by its budget keeps what it
-  // deleted, so a backlog longer than one round still shrinks round by round. The condition
-  // is repeated outside the subquery so a record claimed again meanwhile is kept (PostgreSQL
-  // re-checks the outer condition against the row's newest version).
-  const std::string forgettable =
-      "(state = 'done' and completed_ms < $1) or (state = 'claimed' and claimed_until_ms < $2)";
-  const std::string statement =
-      "delete from " + table + " where (operation, idem_key) in (select operation, idem_key from " + table + " where " +
-      forgettable + " limit " + std::to_string(batch) + ") and (" + forgettable + ") returning 1";
-  std::vector<Value> p{done_before_ms, now_ms};
-  std::size_t total = 0;
-  for (;;) {
-    sql::Result r = co_await conn.execute(ctx, statement, p);
-    total += r.size();
-    if (r.size() < batch) co_return total;
-  }
+  const std::vector<Value> p{done_before_ms, now_ms};
+  co_return co_await DeleteInBatches(
+      conn, ctx, table, "operation, idem_key",
+      "(state = 'done' and completed_ms < $1) or (state = 'claimed' and claimed_until_ms < $2)", p, batch);
 }
 
 }  // namespace cutoff::effects::internal
