@@ -238,8 +238,8 @@ int main(int argc, char** argv) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   std::sort(stats.latencies_ms.begin(), stats.latencies_ms.end());
   const double p99 = stats.latencies_ms.empty() ? 0 : stats.latencies_ms[stats.latencies_ms.size() * 99 / 100];
-  // CPU time of the whole process (client and server) per call: steadier than calls/s on a
-  // machine whose cores are shared, where the wall clock swings from run to run.
+  // CPU time of the whole process (client and server) per call: what a call costs, beside how
+  // many ran per second (a run that leaves cores idle shows it here, not in calls/s).
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const double cpu_us = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 +
