@@ -12,43 +12,126 @@ namespace {
 
 namespace json = boost::json;
 
-// A value in an error message, as graphql-js's inspect() writes it: JSON, except for the
-// numbers JSON has no text for (NaN, Infinity, -Infinity), which JSON would write as null.
+// A value in an error message, as graphql-js's inspect() writes it: lists as `[1, 2]` (their
+// first 10 items, then "... N more items"), objects as `{ a: 1 }` with bare keys, a list or
+// object nested more than two deep as `[Array]` or `[Object]`, strings as JSON, and the
+// numbers JSON has no text for as JavaScript writes them (NaN, Infinity, -Infinity).
+constexpr int kInspectDepth = 2;
+constexpr std::size_t kInspectItems = 10;
+
+void InspectMore(std::string& out, std::size_t more) {
+  if (more > 0) out += ", ... " + std::to_string(more) + (more == 1 ? " more item" : " more items");
+}
+
+void InspectTo(std::string& out, const json::value& v, int depth) {
+  switch (v.kind()) {
+    case json::kind::double_: {
+      const double d = v.get_double();
+      if (std::isnan(d)) out += "NaN";
+      else if (std::isinf(d)) out += d > 0 ? "Infinity" : "-Infinity";
+      else append_js_number(out, d);
+      return;
+    }
+    case json::kind::array: {
+      const json::array& a = v.get_array();
+      if (a.empty()) {
+        out += "[]";
+        return;
+      }
+      if (depth >= kInspectDepth) {
+        out += "[Array]";
+        return;
+      }
+      out += '[';
+      const std::size_t shown = std::min(a.size(), kInspectItems);
+      for (std::size_t i = 0; i < shown; ++i) {
+        if (i > 0) out += ", ";
+        InspectTo(out, a[i], depth + 1);
+      }
+      InspectMore(out, a.size() - shown);
+      out += ']';
+      return;
+    }
+    case json::kind::object: {
+      const json::object& o = v.get_object();
+      if (o.empty()) {
+        out += "{}";
+        return;
+      }
+      if (depth >= kInspectDepth) {
+        out += "[Object]";
+        return;
+      }
+      out += "{ ";
+      bool first = true;
+      for (const auto& member : o) {
+        if (!first) out += ", ";
+        first = false;
+        out += member.key();
+        out += ": ";
+        InspectTo(out, member.value(), depth + 1);
+      }
+      out += " }";
+      return;
+    }
+    default: append_json(out, v); return;
+  }
+}
+
 std::string Inspect(const json::value& v) {
-  if (v.is_double() && !std::isfinite(v.get_double()))
-    return std::isnan(v.get_double()) ? "NaN" : v.get_double() > 0 ? "Infinity" : "-Infinity";
   std::string out;
-  append_json(out, v);
+  InspectTo(out, v, 0);
   return out;
 }
 
-std::string InspectData(const Data& d) {
-  if (auto* j = d.if_json()) return Inspect(*j);
+// The same for a resolver's value. A C++ object shows nothing of itself: `{}`.
+void InspectDataTo(std::string& out, const Data& d, int depth) {
+  if (const json::value* j = d.if_json()) return InspectTo(out, *j, depth);
   const auto& s = d.storage();
   switch (s.index()) {
-    case 0: return "null";
-    case 1: return std::get<bool>(s) ? "true" : "false";
-    case 2: return std::to_string(std::get<std::int64_t>(s));
-    case 3: {
-      std::string out;
-      append_js_number(out, std::get<double>(s));
-      return out;
+    case 0: out += "null"; return;
+    case 1: out += std::get<bool>(s) ? "true" : "false"; return;
+    case 2: out += std::to_string(std::get<std::int64_t>(s)); return;
+    case 3: InspectTo(out, json::value(std::get<double>(s)), depth); return;
+    case 4: append_json_string(out, std::get<std::string>(s)); return;
+    case 7: {
+      const Data::List& items = std::get<Data::List>(s);
+      if (items.empty()) {
+        out += "[]";
+        return;
+      }
+      if (depth >= kInspectDepth) {
+        out += "[Array]";
+        return;
+      }
+      out += '[';
+      const std::size_t shown = std::min(items.size(), kInspectItems);
+      for (std::size_t i = 0; i < shown; ++i) {
+        if (i > 0) out += ", ";
+        InspectDataTo(out, items[i], depth + 1);
+      }
+      InspectMore(out, items.size() - shown);
+      out += ']';
+      return;
     }
-    case 4: {
-      std::string out;
-      append_json_string(out, std::get<std::string>(s));
-      return out;
-    }
-    case 6: return "{}";
-    case 7: return "[...]";
-    case 10: {
-      std::string out;
-      append_json_string(out, std::get<std::string_view>(s));
-      return out;
-    }
+    case 10: append_json_string(out, std::get<std::string_view>(s)); return;
+    default: out += "{}"; return;  // an object, or a value still to come
   }
-  return "?";
 }
+
+std::string InspectData(const Data& d) {
+  std::string out;
+  InspectDataTo(out, d, 0);
+  return out;
+}
+
+// What an error message shows of a value: its JSON, or the resolver's value it came from when
+// that has no JSON form (a list of C++ values, an object).
+struct Shown {
+  const json::value* json = nullptr;
+  const Data* data = nullptr;
+  std::string text() const { return json ? Inspect(*json) : InspectData(*data); }
+};
 
 bool IsIntegral(double d) { return std::isfinite(d) && std::trunc(d) == d; }
 
@@ -82,13 +165,13 @@ bool InInt32(double d) { return d >= -2147483648.0 && d <= 2147483647.0; }
 
 // The Int rules shared by input coercion and output serialization: a whole number that fits
 // in 32 bits.
-std::optional<json::value> CheckInt(std::optional<double> d, const json::value& shown, std::string* error) {
+std::optional<json::value> CheckInt(std::optional<double> d, const Shown& shown, std::string* error) {
   if (!d || !IsIntegral(*d)) {
-    *error = "Int cannot represent non-integer value: " + Inspect(shown);
+    *error = "Int cannot represent non-integer value: " + shown.text();
     return std::nullopt;
   }
   if (!InInt32(*d)) {
-    *error = "Int cannot represent non 32-bit signed integer value: " + Inspect(shown);
+    *error = "Int cannot represent non 32-bit signed integer value: " + shown.text();
     return std::nullopt;
   }
   return json::value(static_cast<std::int64_t>(*d));
@@ -96,7 +179,7 @@ std::optional<json::value> CheckInt(std::optional<double> d, const json::value& 
 
 std::optional<json::value> CoerceScalarInput(const json::value& v, const Type& type, std::string* error) {
   const std::string& n = type.name;
-  if (n == "Int") return CheckInt(NumberOf(v), v, error);
+  if (n == "Int") return CheckInt(NumberOf(v), Shown{&v}, error);
   if (n == "Float") {
     auto d = NumberOf(v);
     if (!d || !std::isfinite(*d)) {
@@ -344,9 +427,12 @@ std::optional<json::value> coerce_literal(const Value& v, const Type& type, cons
 }
 
 std::optional<json::value> serialize_leaf(const Data& data, const Type& type, std::string* error) {
-  // Normalise to a JSON view of the value.
+  // Normalise to a JSON view of the value. One with no JSON form (a list of C++ values, an
+  // object) is read as null and shown as itself in the error of a built-in scalar or an enum.
+  static const json::value kNull;
   json::value owned;
   const json::value* v = data.if_json();
+  Shown shown{v, &data};
   if (!v) {
     const auto& s = data.storage();
     switch (s.index()) {
@@ -357,29 +443,36 @@ std::optional<json::value> serialize_leaf(const Data& data, const Type& type, st
       case 4: owned = json::string(std::get<std::string>(s)); break;
       case 10: owned = json::string(std::get<std::string_view>(s)); break;
       default:
-        *error = type.name + " cannot represent value: " + InspectData(data);
-        return std::nullopt;
+        if (type.kind != TypeKind::enum_ && type.builtin == BuiltinScalar::none) {
+          *error = type.name + " cannot represent value: " + InspectData(data);
+          return std::nullopt;
+        }
+        v = &kNull;
+        break;
     }
-    v = &owned;
+    if (v != &kNull) {
+      v = &owned;
+      shown.json = v;
+    }
   }
   const std::string& n = type.name;
   if (type.kind == TypeKind::enum_) {
     if (v->is_string() && type.find_enum_value(v->as_string())) return *v;
-    *error = "Enum \"" + n + "\" cannot represent value: " + Inspect(*v);
+    *error = "Enum \"" + n + "\" cannot represent value: " + shown.text();
     return std::nullopt;
   }
   if (n == "Int") {
     std::optional<double> d = NumberOf(*v);
     if (v->is_bool()) d = v->get_bool() ? 1 : 0;
     if (v->is_string()) d = NumericString(v->get_string());
-    return CheckInt(d, *v, error);
+    return CheckInt(d, shown, error);
   }
   if (n == "Float") {
     std::optional<double> d = NumberOf(*v);
     if (v->is_bool()) d = v->get_bool() ? 1 : 0;
     if (v->is_string()) d = NumericString(v->get_string());
     if (!d || !std::isfinite(*d)) {
-      *error = "Float cannot represent non numeric value: " + Inspect(*v);
+      *error = "Float cannot represent non numeric value: " + shown.text();
       return std::nullopt;
     }
     if (v->is_int64() || v->is_uint64()) return *v;
@@ -394,24 +487,24 @@ std::optional<json::value> serialize_leaf(const Data& data, const Type& type, st
       else append_js_number(out, *d);
       return json::value(json::string(out));
     }
-    *error = "String cannot represent value: " + Inspect(*v);
+    *error = "String cannot represent value: " + shown.text();
     return std::nullopt;
   }
   if (n == "Boolean") {
     if (v->is_bool()) return *v;
     if (auto d = NumberOf(*v); d && std::isfinite(*d)) return json::value(*d != 0);
-    *error = "Boolean cannot represent a non boolean value: " + Inspect(*v);
+    *error = "Boolean cannot represent a non boolean value: " + shown.text();
     return std::nullopt;
   }
   if (n == "ID") {
     if (v->is_string()) return *v;
     if (auto d = NumberOf(*v); d && IsIntegral(*d)) return IdText(*v, *d);
-    *error = "ID cannot represent value: " + Inspect(*v);
+    *error = "ID cannot represent value: " + shown.text();
     return std::nullopt;
   }
   if (type.codec.serialize) {
     auto r = type.codec.serialize(data);
-    if (!r) *error = n + " cannot represent value: " + Inspect(*v);
+    if (!r) *error = n + " cannot represent value: " + shown.text();
     return r;
   }
   return *v;  // a custom scalar without a codec: passed through

@@ -3,6 +3,7 @@
 #include "cutoff/graphql/schema.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -106,6 +107,56 @@ TEST(SerializeLeaf, AFloatThatIsNotFiniteIsNamedAsJavaScriptNamesIt) {
     std::string error;
     EXPECT_FALSE(serialize_leaf(Data::from(value), float_type, &error).has_value());
     EXPECT_EQ(error, std::string("Float cannot represent non numeric value: ") + name);
+  }
+}
+
+// Lists and objects in an error message read as graphql-js's inspect() writes them (each
+// expected text printed by graphql-js 16 for the same value).
+TEST(SerializeLeaf, ListsAndObjectsInAnErrorAreShownAsGraphqlJsShowsThem) {
+  auto built = Schema::from_sdl("enum Color { RED } type Query { c: Color }");
+  ASSERT_TRUE(built.schema) << (built.errors.empty() ? "" : built.errors.front().message);
+  const Schema& schema = *built.schema;
+  const std::pair<const char*, const char*> ints[] = {
+      {R"([1,2])", "[1, 2]"},
+      {R"({"a":1,"b":[1,{"c":{"d":1}}]})", "{ a: 1, b: [1, [Object]] }"},
+      {R"([[[[1]]]])", "[[[Array]]]"},
+      {R"({"a":{"b":{"c":{"d":1}}}})", "{ a: { b: [Object] } }"},
+      {R"([1,2,3,4,5,6,7,8,9,10,11,12])", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ... 2 more items]"},
+      {R"([1,2,3,4,5,6,7,8,9,10,11])", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ... 1 more item]"},
+      {R"([])", "[]"},
+      {R"({})", "{}"},
+      {R"("x")", R"("x")"},
+      {R"({"s":"q\""})", R"({ s: "q\"" })"},
+      {R"([null,true,1.5,-0.0,1e21,"a"])", R"([null, true, 1.5, 0, 1e+21, "a"])"},
+  };
+  for (const auto& [json, shown] : ints) {
+    const boost::json::value value = boost::json::parse(json);
+    std::string error;
+    EXPECT_FALSE(serialize_leaf(Data::json(&value), *schema.find_type("Int"), &error).has_value()) << json;
+    EXPECT_EQ(error, std::string("Int cannot represent non-integer value: ") + shown);
+    EXPECT_FALSE(coerce_input(value, *schema.find_type("Int"), &error).has_value()) << json;
+    EXPECT_EQ(error, std::string("Int cannot represent non-integer value: ") + shown);
+  }
+
+  // A list of C++ values has no JSON form: it is shown item by item, an object as `{}`, with
+  // the message of the field's type.
+  const int object = 0;
+  Data::List items;
+  items.push_back(Data::from(std::int64_t{1}));
+  items.push_back(Data::object(&object));
+  const Data list = Data::list(std::move(items));
+  const std::pair<const char*, const char*> typed[] = {
+      {"Int", "Int cannot represent non-integer value: [1, {}]"},
+      {"Float", "Float cannot represent non numeric value: [1, {}]"},
+      {"String", "String cannot represent value: [1, {}]"},
+      {"Boolean", "Boolean cannot represent a non boolean value: [1, {}]"},
+      {"ID", "ID cannot represent value: [1, {}]"},
+      {"Color", R"(Enum "Color" cannot represent value: [1, {}])"},
+  };
+  for (const auto& [type, message] : typed) {
+    std::string error;
+    EXPECT_FALSE(serialize_leaf(list, *schema.find_type(type), &error).has_value()) << type;
+    EXPECT_EQ(error, message);
   }
 }
 
