@@ -240,5 +240,51 @@ TEST_F(MutationOutcomes, ANonNullFieldCutAfterItsEffectAndTheWholeResponsePolicy
   EXPECT_EQ(r.errors[0].code, "COMMIT_AMBIGUOUS");
 }
 
+// A variable that cannot be coerced is reported as graphql-js reports it: the value that
+// failed (inspect()'s text), where it sits inside the variable, then why. Each expected
+// message was printed by graphql-js 16 for the same schema, operation and variables.
+TEST_F(Exec, AnInvalidVariableIsReportedWhereItFailedAsGraphqlJsReportsIt) {
+  Build(
+      "input In { x: [Int], y: String!, e: Color, n: In2 }\n"
+      "input In2 { z: Float! }\n"
+      "enum Color { RED GREEN }\n"
+      "type Query { a(v: [Int]): Int b(w: In): Int c(c: Color): Int d(m: [[Int!]]!): Int e(id: ID): Int }");
+  struct Case {
+    const char* query;
+    const char* variables;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"query ($v: [Int]) { a(v: $v) }", R"({"v":[1,"x"]})",
+       R"(Variable "$v" got invalid value "x" at "v[1]"; Int cannot represent non-integer value: "x")"},
+      {"query ($w: In) { b(w: $w) }", R"({"w":{"x":[1,2,[3]],"y":"s"}})",
+       R"(Variable "$w" got invalid value [3] at "w.x[2]"; Int cannot represent non-integer value: [3])"},
+      {"query ($w: In) { b(w: $w) }", R"({"w":{"x":[1]}})",
+       R"(Variable "$w" got invalid value { x: [1] }; Field "y" of required type "String!" was not provided.)"},
+      {"query ($w: In) { b(w: $w) }", R"({"w":{"y":"s","quux":1}})",
+       R"(Variable "$w" got invalid value { y: "s", quux: 1 }; Field "quux" is not defined by type "In".)"},
+      {"query ($w: In) { b(w: $w) }", R"({"w":{"y":"s","n":{"z":"no"}}})",
+       R"(Variable "$w" got invalid value "no" at "w.n.z"; Float cannot represent non numeric value: "no")"},
+      {"query ($w: In) { b(w: $w) }", R"({"w":{"y":"s","e":"BLUE"}})",
+       R"(Variable "$w" got invalid value "BLUE" at "w.e"; Value "BLUE" does not exist in "Color" enum.)"},
+      {"query ($m: [[Int!]]!) { d(m: $m) }", R"({"m":[[1,null]]})",
+       R"(Variable "$m" got invalid value null at "m[0][1]"; Expected non-nullable type "Int!" not to be null.)"},
+      {"query ($w: In) { b(w: $w) }", R"({"w":"str"})",
+       R"(Variable "$w" got invalid value "str"; Expected type "In" to be an object.)"},
+      {"query ($c: Color) { c(c: $c) }", R"({"c":1})",
+       R"(Variable "$c" got invalid value 1; Enum "Color" cannot represent non-string value: 1.)"},
+      {"query ($id: ID) { e(id: $id) }", R"({"id":1.5})",
+       R"(Variable "$id" got invalid value 1.5; ID cannot represent value: 1.5)"},
+      {"query ($v: [Int]) { a(v: $v) }", R"({"v":[1,2,3,4,5,6,7,8,9,10,11,12.5]})",
+       R"(Variable "$v" got invalid value 12.5 at "v[11]"; Int cannot represent non-integer value: 12.5)"},
+  };
+  for (const Case& c : cases) {
+    Response r = Run(c.query, "{}", Context(), c.variables);
+    ASSERT_EQ(r.errors.size(), 1u) << c.variables << ": " << r.to_json();
+    EXPECT_EQ(r.errors[0].message, c.message) << c.variables;
+    EXPECT_FALSE(r.has_data) << c.variables;
+  }
+}
+
 }  // namespace
 }  // namespace cutoff::graphql

@@ -335,84 +335,101 @@ Coerced CoerceLiteral(const Value& v, const Type& type, const json::object& vars
 
 }  // namespace
 
-std::optional<json::value> coerce_input(const json::value& v, const Type& type, std::string* error) {
+namespace {
+
+// coerce_input's walk: `path` is where `v` sits in the whole value (graphql-js's notation),
+// restored on return.
+std::optional<json::value> CoerceInputAt(const json::value& v, const Type& type, std::string& path, InputError* error) {
+  auto fail = [&](std::string message) -> std::optional<json::value> {
+    error->message = std::move(message);
+    error->path = path;
+    error->shown = Inspect(v);
+    return std::nullopt;
+  };
   if (type.kind == TypeKind::non_null) {
-    if (v.is_null()) {
-      *error = "Expected non-nullable type \"" + type.display() + "\" not to be null.";
-      return std::nullopt;
-    }
-    return coerce_input(v, *type.of_type, error);
+    if (v.is_null()) return fail("Expected non-nullable type \"" + type.display() + "\" not to be null.");
+    return CoerceInputAt(v, *type.of_type, path, error);
   }
   if (v.is_null()) return json::value(nullptr);
   switch (type.kind) {
     case TypeKind::list: {
       json::array out;
-      if (v.is_array()) {
-        std::size_t i = 0;
-        for (const json::value& item : v.as_array()) {
-          auto c = coerce_input(item, *type.of_type, error);
-          if (!c) {
-            *error = "At index " + std::to_string(i) + ": " + *error;
-            return std::nullopt;
-          }
-          out.push_back(std::move(*c));
-          ++i;
-        }
+      if (!v.is_array()) {  // a single value stands for a list of one
+        auto c = CoerceInputAt(v, *type.of_type, path, error);
+        if (!c) return std::nullopt;
+        out.push_back(std::move(*c));
         return json::value(std::move(out));
       }
-      auto c = coerce_input(v, *type.of_type, error);
-      if (!c) return std::nullopt;
-      out.push_back(std::move(*c));
+      const std::size_t at = path.size();
+      std::size_t i = 0;
+      for (const json::value& item : v.as_array()) {
+        path += '[' + std::to_string(i++) + ']';
+        auto c = CoerceInputAt(item, *type.of_type, path, error);
+        path.resize(at);
+        if (!c) return std::nullopt;
+        out.push_back(std::move(*c));
+      }
       return json::value(std::move(out));
     }
     case TypeKind::input_object: {
-      if (!v.is_object()) {
-        *error = "Expected type \"" + type.name + "\" to be an object.";
-        return std::nullopt;
-      }
+      if (!v.is_object()) return fail("Expected type \"" + type.name + "\" to be an object.");
       const json::object& in = v.as_object();
       json::object out;
-      for (const auto& kv : in)
-        if (!type.find_input_field(kv.key())) {
-          *error = "Field \"" + std::string(kv.key()) + "\" is not defined by type \"" + type.name + "\".";
-          return std::nullopt;
-        }
       for (const InputValue& def : type.input_fields) {
         auto it = in.find(def.name);
         if (it == in.end()) {
           if (def.default_value) {
-            auto d = coerce_input(*def.default_value, *def.type, error);
+            std::string from_default;  // the schema's own value: its path is not the caller's
+            auto d = CoerceInputAt(*def.default_value, *def.type, from_default, error);
             if (!d) return std::nullopt;
             out[def.name] = std::move(*d);
           } else if (def.type->is_non_null()) {
-            *error = "Field \"" + def.name + "\" of required type \"" + def.type->display() + "\" was not provided.";
-            return std::nullopt;
+            return fail("Field \"" + def.name + "\" of required type \"" + def.type->display() +
+                        "\" was not provided.");
           }
           continue;
         }
-        auto c = coerce_input(it->value(), *def.type, error);
-        if (!c) {
-          *error = "At \"" + def.name + "\": " + *error;
-          return std::nullopt;
-        }
+        const std::size_t at = path.size();
+        path += '.' + def.name;
+        auto c = CoerceInputAt(it->value(), *def.type, path, error);
+        path.resize(at);
+        if (!c) return std::nullopt;
         out[def.name] = std::move(*c);
       }
+      for (const auto& kv : in)  // graphql-js looks at the given fields after the defined ones
+        if (!type.find_input_field(kv.key()))
+          return fail("Field \"" + std::string(kv.key()) + "\" is not defined by type \"" + type.name + "\".");
       return json::value(std::move(out));
     }
     case TypeKind::enum_: {
-      if (!v.is_string()) {
-        *error = "Enum \"" + type.name + "\" cannot represent non-string value: " + Inspect(v) + ".";
-        return std::nullopt;
-      }
-      if (!type.find_enum_value(v.as_string())) {
-        *error = "Value \"" + std::string(v.as_string()) + "\" does not exist in \"" + type.name + "\" enum.";
-        return std::nullopt;
-      }
+      if (!v.is_string())
+        return fail("Enum \"" + type.name + "\" cannot represent non-string value: " + Inspect(v) + ".");
+      if (!type.find_enum_value(v.as_string()))
+        return fail("Value \"" + std::string(v.as_string()) + "\" does not exist in \"" + type.name + "\" enum.");
       return v;
     }
-    case TypeKind::scalar: return CoerceScalarInput(v, type, error);
-    default: *error = "Unexpected input type \"" + type.display() + "\"."; return std::nullopt;
+    case TypeKind::scalar: {
+      std::string message;
+      auto c = CoerceScalarInput(v, type, &message);
+      if (!c) return fail(std::move(message));
+      return c;
+    }
+    default: return fail("Unexpected input type \"" + type.display() + "\".");
   }
+}
+
+}  // namespace
+
+std::optional<json::value> coerce_input(const json::value& v, const Type& type, InputError* error) {
+  std::string path;
+  return CoerceInputAt(v, type, path, error);
+}
+
+std::optional<json::value> coerce_input(const json::value& v, const Type& type, std::string* error) {
+  InputError e;
+  auto c = coerce_input(v, type, &e);
+  if (!c) *error = e.path.empty() ? e.message : "At \"value" + e.path + "\": " + e.message;
+  return c;
 }
 
 std::optional<json::value> coerce_literal(const Value& v, const Type& type, const json::object& variables,

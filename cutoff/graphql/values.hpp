@@ -23,6 +23,16 @@ namespace cutoff::graphql {
 
 // A JSON input value (a variable) coerced to `type`; nullopt with `*error` set when invalid.
 std::optional<boost::json::value> coerce_input(const boost::json::value& v, const Type& type, std::string* error);
+// Why a value could not be coerced, and where, in graphql-js's words.
+struct InputError {
+  std::string message;  // `Int cannot represent non-integer value: "x"`
+  std::string path;     // where in the value, as graphql-js prints it: "[1]", ".x[2]"; empty: the value itself
+  std::string shown;    // the value found there, as graphql-js's inspect() shows it
+};
+// The same, telling where: a variable's error reads `Variable "$v" got invalid value "x" at
+// "v[1]"; Int cannot represent non-integer value: "x"`. (The overload above gives the message,
+// after `At "value[1]": ` when the failure is inside the value.)
+std::optional<boost::json::value> coerce_input(const boost::json::value& v, const Type& type, InputError* error);
 
 // An argument literal coerced to `type`, reading variables from `variables` (already
 // coerced). nullopt with `*error` set when invalid; nullopt with `*error` empty when the literal

@@ -37,13 +37,13 @@ json::object coerce_variable_values(const Schema& schema, const OperationDefinit
       }
       continue;
     }
-    std::string error;
+    InputError error;
     auto v = coerce_input(it->value(), *type, &error);
     if (!v) {
-      std::string shown;
-      append_json(shown, it->value());
-      errors.push_back(
-          {"Variable \"$" + std::string(def.name) + "\" got invalid value " + shown + "; " + error, {def.loc}, {}, {}});
+      // graphql-js's words: the value that failed, and where it sits when that is inside.
+      std::string message = "Variable \"$" + std::string(def.name) + "\" got invalid value " + error.shown;
+      if (!error.path.empty()) message += " at \"" + std::string(def.name) + error.path + "\"";
+      errors.push_back({message + "; " + error.message, {def.loc}, {}, {}});
       continue;
     }
     variables[def.name] = std::move(*v);
