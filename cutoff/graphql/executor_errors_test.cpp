@@ -277,6 +277,13 @@ TEST_F(Exec, AnInvalidVariableIsReportedWhereItFailedAsGraphqlJsReportsIt) {
        R"(Variable "$id" got invalid value 1.5; ID cannot represent value: 1.5)"},
       {"query ($v: [Int]) { a(v: $v) }", R"({"v":[1,2,3,4,5,6,7,8,9,10,11,12.5]})",
        R"(Variable "$v" got invalid value 12.5 at "v[11]"; Int cannot represent non-integer value: 12.5)"},
+      // Names near a misspelt one are offered, as graphql-js offers them.
+      {"query ($w: In) { b(w: $w) }", R"({"w":{"y":"s","yy":1}})",
+       R"(Variable "$w" got invalid value { y: "s", yy: 1 }; Field "yy" is not defined by type "In". Did you mean "y"?)"},
+      {"query ($c: Color) { c(c: $c) }", R"({"c":"red"})",
+       R"(Variable "$c" got invalid value "red"; Value "red" does not exist in "Color" enum. Did you mean the enum value "RED"?)"},
+      {"query ($c: Color) { c(c: $c) }", R"({"c":"GREN"})",
+       R"(Variable "$c" got invalid value "GREN"; Value "GREN" does not exist in "Color" enum. Did you mean the enum value "GREEN" or "RED"?)"},
   };
   for (const Case& c : cases) {
     Response r = Run(c.query, "{}", Context(), c.variables);

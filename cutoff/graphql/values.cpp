@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "cutoff/graphql/internal/suggestions.hpp"
 
 namespace cutoff::graphql {
 namespace {
@@ -396,17 +400,25 @@ std::optional<json::value> CoerceInputAt(const json::value& v, const Type& type,
         if (!c) return std::nullopt;
         out[def.name] = std::move(*c);
       }
-      for (const auto& kv : in)  // graphql-js looks at the given fields after the defined ones
-        if (!type.find_input_field(kv.key()))
-          return fail("Field \"" + std::string(kv.key()) + "\" is not defined by type \"" + type.name + "\".");
+      for (const auto& kv : in) {  // graphql-js looks at the given fields after the defined ones
+        if (type.find_input_field(kv.key())) continue;
+        std::vector<std::string_view> names;
+        for (const InputValue& def : type.input_fields) names.push_back(def.name);
+        return fail("Field \"" + std::string(kv.key()) + "\" is not defined by type \"" + type.name + "\"." +
+                    internal::did_you_mean(internal::suggestion_list(kv.key(), names)));
+      }
       return json::value(std::move(out));
     }
     case TypeKind::enum_: {
+      if (v.is_string() && type.find_enum_value(v.as_string())) return v;
+      // The enum values near what was given, as graphql-js offers them.
+      const std::string given = v.is_string() ? std::string(v.as_string()) : Inspect(v);
+      std::vector<std::string_view> names;
+      for (const EnumValue& e : type.enum_values) names.push_back(e.name);
+      const std::string offer = internal::did_you_mean("the enum value", internal::suggestion_list(given, names));
       if (!v.is_string())
-        return fail("Enum \"" + type.name + "\" cannot represent non-string value: " + Inspect(v) + ".");
-      if (!type.find_enum_value(v.as_string()))
-        return fail("Value \"" + std::string(v.as_string()) + "\" does not exist in \"" + type.name + "\" enum.");
-      return v;
+        return fail("Enum \"" + type.name + "\" cannot represent non-string value: " + given + "." + offer);
+      return fail("Value \"" + given + "\" does not exist in \"" + type.name + "\" enum." + offer);
     }
     case TypeKind::scalar: {
       std::string message;
