@@ -1,5 +1,6 @@
 // graphql_bench: resolved fields per second on the warehouse operation (8,003 fields), with
-// synchronous resolvers, asynchronous ones, and synchronous ones under a live deadline. Each
+// synchronous resolvers, asynchronous ones, and synchronous ones under a live deadline; and
+// with the fields read as data members or by plain functions of the parent (Schema::member). Each
 // iteration executes the operation and serializes the response to JSON text. BM_Growth runs
 // the same operation over 100 to 100,000 bins: fields per second should stay flat, and the
 // heap an operation holds at its peak (`peak_heap_bytes`, counted by this binary's operator
@@ -114,6 +115,10 @@ void BM_WarehouseMembers(benchmark::State& state) {
 void BM_WarehouseMembersDeadline(benchmark::State& state) {
   Run(state, cutoff::bench::BuildWarehouseSchemaWithMembers(), true);
 }
+// The fields as plain functions of their parent (Schema::member<&F>), called directly.
+void BM_WarehouseFunctions(benchmark::State& state) {
+  Run(state, cutoff::bench::BuildWarehouseSchemaWithFunctions(), false);
+}
 
 // Wall time, as the JavaScript side is timed (bench/graphql_js_bench.mjs): on a loaded machine
 // CPU time would flatter this side.
@@ -122,6 +127,7 @@ BENCHMARK(BM_WarehouseAsync)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WarehouseSyncDeadline)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WarehouseMembers)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WarehouseMembersDeadline)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WarehouseFunctions)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The warehouse operation over state.range(0) bins, synchronous resolvers.
 void BM_Growth(benchmark::State& state) {

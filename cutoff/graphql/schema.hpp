@@ -312,16 +312,21 @@ class Schema {
   // Resolvers and codecs. Throw std::invalid_argument naming the unknown type or field.
   Schema& resolve(std::string_view type, std::string_view field, SyncResolver r);
   Schema& resolve_async(std::string_view type, std::string_view field, AsyncResolver r);
-  // A field that reads the data member M of its parent, an object of M's class T
-  // (Data::object):
+  // A field that reads M of its parent, an object of M's class T (Data::object): a data member
+  // (V T::*), a const getter (R (T::*)() const) or a function of the parent (R (*)(const T&)):
   //
   //   schema.member<&Bin::sku>("Bin", "sku");
+  //   schema.member<&Bin::available>("Bin", "available");  // int Bin::available() const
+  //   schema.member<&ValueOf>("Bin", "value");             // double ValueOf(const Bin&)
   //
-  // No resolver is called: a string member (std::string, std::string_view) of a String or ID
-  // field, an integral one of an Int field, a floating-point one of a Float field and a bool
-  // of a Boolean field are written straight into the response. Any other member is read as a
-  // resolver returning it would be (a class member as the object, a pointer into the parent).
-  // A parent that is not a T fails the field with an error.
+  // No resolver is called through a std::function: a string (std::string, std::string_view;
+  // a getter's by reference or as a view) of a String or ID field, an integral value of an Int
+  // field, a floating-point one of a Float field and a bool of a Boolean field are written
+  // straight into the response. Anything else is read as a resolver returning it would be: a
+  // string returned by value is copied, a class member or a reference returned as the object,
+  // a pointer as the object it points to (null: null). A class returned by value does not
+  // compile (the object would not outlive the call). A parent that is not a T fails the field
+  // with an error.
   template <auto M>
   Schema& member(std::string_view type, std::string_view field);
   // The source stream of a field of the subscription root type (std::invalid_argument for
@@ -363,37 +368,75 @@ std::string print_literal(const Value& v);
 
 namespace internal {
 
+// The class M reads from, and what it reads: a data member, a const getter, or a function
+// of a const T&.
 template <typename>
 struct MemberPointer;
 template <typename T, typename V>
 struct MemberPointer<V T::*> {
   using Owner = T;
-  using Value = V;
 };
+template <typename T, typename R>
+struct MemberPointer<R (T::*)() const> {
+  using Owner = T;
+};
+template <typename T, typename R>
+struct MemberPointer<R (T::*)() const noexcept> {
+  using Owner = T;
+};
+template <typename T, typename R>
+struct MemberPointer<R (*)(const T&)> {
+  using Owner = T;
+};
+template <typename T, typename R>
+struct MemberPointer<R (*)(const T&) noexcept> {
+  using Owner = T;
+};
+
+template <auto M>
+using MemberOwner = typename MemberPointer<decltype(M)>::Owner;
+// What reading M gives: a reference for a data member, the getter's or function's result.
+template <auto M>
+using MemberResult = decltype(std::invoke(M, std::declval<const MemberOwner<M>&>()));
+template <auto M>
+using MemberValue = std::remove_cvref_t<MemberResult<M>>;
 
 template <typename V>
 constexpr bool kStringMember = std::is_convertible_v<const V&, std::string_view>;
+// A string that lives in the parent: a member, a reference, or a view.
+template <auto M>
+constexpr bool kBorrowedString = kStringMember<MemberValue<M>> && (std::is_reference_v<MemberResult<M>> ||
+                                                                   std::is_same_v<MemberValue<M>, std::string_view>);
 
-template <typename V>
-Data MemberData(const V& v) {
+template <auto M>
+Data MemberData(const MemberOwner<M>& owner) {
+  using V = MemberValue<M>;
   if constexpr (std::is_arithmetic_v<V>) {
+    const V v = std::invoke(M, owner);
     if constexpr (std::is_floating_point_v<V>)
       return Data::from(static_cast<double>(v));
     else
       return Data::from(v);
+  } else if constexpr (kBorrowedString<M>) {
+    return Data::borrow(std::string_view(std::invoke(M, owner)));
   } else if constexpr (kStringMember<V>) {
-    return Data::borrow(std::string_view(v));
+    return Data::from(std::string(std::string_view(std::invoke(M, owner))));  // returned by value: copied
+  } else if constexpr (std::is_pointer_v<V>) {
+    static_assert(std::is_class_v<std::remove_pointer_t<V>>, "Schema::member: a pointer to a class");
+    const auto* p = std::invoke(M, owner);
+    return p ? Data::object(p) : Data();
   } else {
-    static_assert(std::is_class_v<V>, "Schema::member: a member of arithmetic, string or class type");
-    return Data::object(&v);
+    static_assert(std::is_class_v<V>, "Schema::member: an arithmetic, string, class or pointer value");
+    static_assert(std::is_reference_v<MemberResult<M>>,
+                  "Schema::member: a class returned by value would not outlive the call; return a reference");
+    return Data::object(&std::invoke(M, owner));
   }
 }
 
 template <auto M>
 MemberLeaf ReadMemberLeaf(const void* object) {
-  using P = MemberPointer<decltype(M)>;
-  using V = typename P::Value;
-  const V& v = static_cast<const typename P::Owner*>(object)->*M;
+  using V = MemberValue<M>;
+  decltype(auto) v = std::invoke(M, *static_cast<const MemberOwner<M>*>(object));
   MemberLeaf leaf;
   if constexpr (std::is_same_v<V, bool>) {
     leaf.kind = MemberLeaf::Kind::boolean;
@@ -416,7 +459,7 @@ MemberLeaf ReadMemberLeaf(const void* object) {
 // The reader for M on a field of scalar `builtin`, when the two match; null otherwise.
 template <auto M>
 MemberLeaf (*MemberLeafReader(BuiltinScalar builtin))(const void*) {
-  using V = typename MemberPointer<decltype(M)>::Value;
+  using V = MemberValue<M>;
   bool match = false;
   if constexpr (std::is_same_v<V, bool>)
     match = builtin == BuiltinScalar::boolean;
@@ -426,23 +469,21 @@ MemberLeaf (*MemberLeafReader(BuiltinScalar builtin))(const void*) {
     match = builtin == BuiltinScalar::float_;
   else if constexpr (kStringMember<V>)
     match = builtin == BuiltinScalar::string || builtin == BuiltinScalar::id;
-  if constexpr (std::is_arithmetic_v<V> || kStringMember<V>)
-    return match ? &ReadMemberLeaf<M> : nullptr;
-  else
-    return nullptr;  // an object member: read through Data
+  if constexpr (std::is_arithmetic_v<V> || kBorrowedString<M>) return match ? &ReadMemberLeaf<M> : nullptr;
+  else return nullptr;  // an object, or a string made by the call: read through Data
 }
 
 }  // namespace internal
 
 template <auto M>
 Schema& Schema::member(std::string_view type, std::string_view field) {
-  using Owner = typename internal::MemberPointer<decltype(M)>::Owner;
+  using Owner = internal::MemberOwner<M>;
   Field* f = nullptr;
   MutableField(type, field, &f);
   f->sync = [](FieldContext& fc) -> Data {
     const Owner* o = fc.parent.as<Owner>();
     if (!o) throw FieldError("The parent of " + fc.field.name + " is not the C++ type its member belongs to.");
-    return internal::MemberData(o->*M);
+    return internal::MemberData<M>(*o);
   };
   f->async = nullptr;
   const Type& t = f->type->nullable();

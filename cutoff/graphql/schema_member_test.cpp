@@ -1,12 +1,13 @@
-// Schema::member: data members read without a resolver call, written straight into the
-// response when they map onto the field's type, and otherwise exactly as a resolver
-// returning the member would answer.
+// Schema::member: data members, getters and functions of the parent read without a resolver
+// call, written straight into the response when they map onto the field's type, and otherwise
+// exactly as a resolver returning the same value would answer.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cutoff/graphql/internal/executor_fixture_test.hpp"
 #include "cutoff/graphql/schema.hpp"
@@ -147,6 +148,93 @@ TEST_F(Member, AParentOfAnotherTypeFailsTheField) {
   EXPECT_EQ(r.data, R"({"other":null})");
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].message, "The parent of id is not the C++ type its member belongs to.");
+}
+
+// A C++ class that shows its data through getters, and a function of it.
+class Account {
+ public:
+  Account(std::string id, int cents, const Size* size) : id_(std::move(id)), cents_(cents), size_(size) {}
+  const std::string& id() const noexcept { return id_; }
+  int cents() const { return cents_; }
+  std::string label() const { return "account " + id_; }  // made by the call: copied
+  std::string_view kind() const { return "checking"; }
+  bool open() const { return cents_ >= 0; }
+  const Size* size() const { return size_; }  // may be null
+  const Size& first_size() const {            // a reference: the object lives in the parent (or here)
+    static const Size none{0};
+    return size_ ? *size_ : none;
+  }
+
+ private:
+  std::string id_;
+  int cents_ = 0;
+  const Size* size_ = nullptr;
+};
+double Dollars(const Account& a) noexcept { return a.cents() / 100.0; }
+std::int64_t Huge(const Account&) { return std::int64_t{5'000'000'000}; }
+
+TEST_F(Member, GettersAndFunctionsOfTheParentAnswerAsResolversReturningTheirValueDo) {
+  static const Size size{7};
+  static const Account accounts[] = {{"a-1", 1250, &size}, {"a-2", -5, nullptr}};
+  const char* sdl = R"(
+    type Query { accounts: [Account!]! }
+    type Size { width: Int! }
+    type Account {
+      id: ID! cents: Int! label: String kind: String open: Boolean! size: Size first: Size dollars: Float huge: Int
+    }
+  )";
+  const char* query = "{ accounts { id cents label kind open size { width } first { width } dollars huge } }";
+  std::string answers[2];
+  for (bool members : {false, true}) {
+    Build(sdl);
+    Schema& s = *schema_;
+    s.resolve("Query", "accounts", [](FieldContext&) {
+      Data::List list;
+      for (const Account& a : accounts) list.push_back(Data::object(&a));
+      return Data::list(std::move(list));
+    });
+    if (members) {
+      s.member<&Account::id>("Account", "id");
+      s.member<&Account::cents>("Account", "cents");
+      s.member<&Account::label>("Account", "label");
+      s.member<&Account::kind>("Account", "kind");
+      s.member<&Account::open>("Account", "open");
+      s.member<&Account::size>("Account", "size");
+      s.member<&Account::first_size>("Account", "first");
+      s.member<&Dollars>("Account", "dollars");
+      s.member<&Huge>("Account", "huge");
+      s.member<&Size::width>("Size", "width");
+      const Type& account = *schema_->find_type("Account");
+      auto writes = [&](const char* field) { return account.find_field(field)->read_member != nullptr; };
+      EXPECT_TRUE(writes("id") && writes("cents") && writes("kind") && writes("open") && writes("dollars"));
+      EXPECT_FALSE(writes("label"));                    // a string made by the getter: it goes through Data, copied
+      EXPECT_FALSE(writes("size") || writes("first"));  // objects
+    } else {
+      auto field = [&](const char* name, auto read) {
+        s.resolve("Account", name, [read](FieldContext& f) { return read(*f.parent.as<Account>()); });
+      };
+      field("id", [](const Account& a) { return Data::borrow(a.id()); });
+      field("cents", [](const Account& a) { return Data::from(a.cents()); });
+      field("label", [](const Account& a) { return Data::from(a.label()); });
+      field("kind", [](const Account& a) { return Data::borrow(a.kind()); });
+      field("open", [](const Account& a) { return Data::from(a.open()); });
+      field("size", [](const Account& a) { return a.size() ? Data::object(a.size()) : Data(); });
+      field("first", [](const Account& a) { return Data::object(&a.first_size()); });
+      field("dollars", [](const Account& a) { return Data::from(Dollars(a)); });
+      field("huge", [](const Account& a) { return Data::from(Huge(a)); });
+      s.resolve("Size", "width", [](FieldContext& f) { return Data::from(f.parent.as<Size>()->width); });
+    }
+    answers[members ? 1 : 0] = Json(query);
+  }
+  EXPECT_EQ(answers[1], answers[0]);
+  EXPECT_EQ(
+      answers[0],
+      R"({"errors":[)"
+      R"({"message":"Int cannot represent non 32-bit signed integer value: 5000000000","locations":[{"line":1,"column":78}],"path":["accounts",0,"huge"]},)"
+      R"({"message":"Int cannot represent non 32-bit signed integer value: 5000000000","locations":[{"line":1,"column":78}],"path":["accounts",1,"huge"]}],)"
+      R"("data":{"accounts":[)"
+      R"({"id":"a-1","cents":1250,"label":"account a-1","kind":"checking","open":true,"size":{"width":7},"first":{"width":7},"dollars":12.5,"huge":null},)"
+      R"({"id":"a-2","cents":-5,"label":"account a-2","kind":"checking","open":false,"size":null,"first":{"width":0},"dollars":-0.05,"huge":null}]}})");
 }
 
 }  // namespace
