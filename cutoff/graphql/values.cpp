@@ -23,8 +23,26 @@ namespace json = boost::json;
 constexpr int kInspectDepth = 2;
 constexpr std::size_t kInspectItems = 10;
 
-void InspectMore(std::string& out, std::size_t more) {
-  if (more > 0) out += ", ... " + std::to_string(more) + (more == 1 ? " more item" : " more items");
+// A list of `items` (a JSON array or a Data list), each written by `show(item, depth)`.
+template <typename Items, typename Show>
+void InspectList(std::string& out, const Items& items, int depth, Show show) {
+  if (items.empty()) {
+    out += "[]";
+    return;
+  }
+  if (depth >= kInspectDepth) {
+    out += "[Array]";
+    return;
+  }
+  out += '[';
+  const std::size_t shown = std::min(items.size(), kInspectItems);
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += ", ";
+    show(items[i], depth + 1);
+  }
+  if (const std::size_t more = items.size() - shown; more > 0)
+    out += ", ... " + std::to_string(more) + (more == 1 ? " more item" : " more items");
+  out += ']';
 }
 
 void InspectTo(std::string& out, const json::value& v, int depth) {
@@ -36,26 +54,9 @@ void InspectTo(std::string& out, const json::value& v, int depth) {
       else append_js_number(out, d);
       return;
     }
-    case json::kind::array: {
-      const json::array& a = v.get_array();
-      if (a.empty()) {
-        out += "[]";
-        return;
-      }
-      if (depth >= kInspectDepth) {
-        out += "[Array]";
-        return;
-      }
-      out += '[';
-      const std::size_t shown = std::min(a.size(), kInspectItems);
-      for (std::size_t i = 0; i < shown; ++i) {
-        if (i > 0) out += ", ";
-        InspectTo(out, a[i], depth + 1);
-      }
-      InspectMore(out, a.size() - shown);
-      out += ']';
+    case json::kind::array:
+      InspectList(out, v.get_array(), depth, [&](const json::value& item, int level) { InspectTo(out, item, level); });
       return;
-    }
     case json::kind::object: {
       const json::object& o = v.get_object();
       if (o.empty()) {
@@ -98,26 +99,10 @@ void InspectDataTo(std::string& out, const Data& d, int depth) {
     case 2: out += std::to_string(std::get<std::int64_t>(s)); return;
     case 3: InspectTo(out, json::value(std::get<double>(s)), depth); return;
     case 4: append_json_string(out, std::get<std::string>(s)); return;
-    case 7: {
-      const Data::List& items = std::get<Data::List>(s);
-      if (items.empty()) {
-        out += "[]";
-        return;
-      }
-      if (depth >= kInspectDepth) {
-        out += "[Array]";
-        return;
-      }
-      out += '[';
-      const std::size_t shown = std::min(items.size(), kInspectItems);
-      for (std::size_t i = 0; i < shown; ++i) {
-        if (i > 0) out += ", ";
-        InspectDataTo(out, items[i], depth + 1);
-      }
-      InspectMore(out, items.size() - shown);
-      out += ']';
+    case 7:
+      InspectList(out, std::get<Data::List>(s), depth,
+                  [&](const Data& item, int level) { InspectDataTo(out, item, level); });
       return;
-    }
     case 10: append_json_string(out, std::get<std::string_view>(s)); return;
     default: out += "{}"; return;  // an object, or a value still to come
   }
