@@ -385,6 +385,14 @@ struct MemberPointer<R (T::*)() const noexcept> {
   using Owner = T;
 };
 template <typename T, typename R>
+struct MemberPointer<R (T::*)() const&> {
+  using Owner = T;
+};
+template <typename T, typename R>
+struct MemberPointer<R (T::*)() const& noexcept> {
+  using Owner = T;
+};
+template <typename T, typename R>
 struct MemberPointer<R (*)(const T&)> {
   using Owner = T;
 };

@@ -158,7 +158,7 @@ class Account {
   int cents() const { return cents_; }
   std::string label() const { return "account " + id_; }  // made by the call: copied
   std::string_view kind() const { return "checking"; }
-  bool open() const { return cents_ >= 0; }
+  bool open() const& noexcept { return cents_ >= 0; }
   const Size* size() const { return size_; }  // may be null
   const Size& first_size() const {            // a reference: the object lives in the parent (or here)
     static const Size none{0};
