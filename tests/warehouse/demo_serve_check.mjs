@@ -265,7 +265,13 @@ try {
     const gw = (await httpsRequest(secure.url + '/metrics', { ca: tls.ca })).body;
     assert.ok(metric(gw, 'cutoff_resilience_attempts_total{name="inventory"}') >= 16, 'the gateway called the inventory');
     const inv = (await httpsRequest(secureInventory + '/metrics', { ca: tls.ca })).body;
-    assert.equal(metric(inv, 'cutoff_http_bad_requests_total{reason="tls_handshake_failed"}'), 0);
+    // A valuation call stopped at its cap while its new connection was still in the TLS
+    // handshake closes it there, which the inventory counts as a failed handshake (seen once on
+    // a loaded machine). Any failure beyond those calls would be the gateway distrusting the
+    // inventory, which the bins above rule out too.
+    const cut = body.errors.filter((e) => e.extensions.code === 'DEADLINE_EXCEEDED').length;
+    const failedHandshakes = metric(inv, 'cutoff_http_bad_requests_total{reason="tls_handshake_failed"}');
+    assert.ok(failedHandshakes <= cut, `${failedHandshakes} failed TLS handshakes at the inventory, ${cut} calls cut`);
     console.log('ok   over TLS: the gateway serves https:// and calls the inventory over https://, same partial answer');
   } finally {
     await secure.stop();
