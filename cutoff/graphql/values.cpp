@@ -443,10 +443,9 @@ std::optional<json::value> coerce_literal(const Value& v, const Type& type, cons
 std::optional<json::value> serialize_leaf(const Data& data, const Type& type, std::string* error) {
   // Normalise to a JSON view of the value. One with no JSON form (a list of C++ values, an
   // object) is read as null and shown as itself in the error of a built-in scalar or an enum.
-  static const json::value kNull;
   json::value owned;
   const json::value* v = data.if_json();
-  Shown shown{v, &data};
+  bool opaque = false;  // no JSON form: checked as null, shown as the Data itself
   if (!v) {
     const auto& s = data.storage();
     switch (s.index()) {
@@ -461,14 +460,12 @@ std::optional<json::value> serialize_leaf(const Data& data, const Type& type, st
           *error = type.name + " cannot represent value: " + InspectData(data);
           return std::nullopt;
         }
-        v = &kNull;
+        opaque = true;  // `owned` stays null
         break;
     }
-    if (v != &kNull) {
-      v = &owned;
-      shown.json = v;
-    }
+    v = &owned;
   }
+  const Shown shown{opaque ? nullptr : v, &data};
   const std::string& n = type.name;
   if (type.kind == TypeKind::enum_) {
     if (v->is_string() && type.find_enum_value(v->as_string())) return *v;
