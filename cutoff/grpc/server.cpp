@@ -130,6 +130,14 @@ void Server::unary(std::string full_method, UnaryHandler handler, MethodOptions 
   impl_->Register(std::move(entry));
 }
 
+void Server::unary_inline(std::string full_method, InlineUnaryHandler handler, MethodOptions options) {
+  internal::MethodEntry entry;
+  entry.name = std::move(full_method);
+  entry.inline_handler = std::move(handler);
+  entry.options = options;
+  impl_->Register(std::move(entry));
+}
+
 void Server::server_streaming(std::string full_method, ServerStreamHandler next, MethodOptions options) {
   internal::MethodEntry entry;
   entry.name = std::move(full_method);

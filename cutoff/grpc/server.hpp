@@ -39,7 +39,7 @@
 //   handler), concurrent streams per connection and metadata size.
 //
 // Threads: gRPC runs the calls' callbacks on its own threads; handlers run on `executor`, each
-// call on a strand of its own.
+// call on a strand of its own, except unary_inline's, which run on gRPC's thread.
 #ifndef CUTOFF_GRPC_SERVER_HPP_
 #define CUTOFF_GRPC_SERVER_HPP_
 
@@ -70,6 +70,13 @@ namespace cutoff::grpc {
 // A unary method: the serialized request message in, the serialized response out. Throw
 // cutoff::Error to fail the call with its status.
 using UnaryHandler = std::function<boost::asio::awaitable<std::string>(std::string request, const Context& ctx)>;
+
+// A unary method that answers at once, on the gRPC thread that read the request: no hop to the
+// server's executor and no coroutine, for work that never waits (an in-memory lookup, a
+// computation). It must not block: gRPC's callback threads are few and shared by every call.
+// Its context is bound exactly as an awaitable handler's; since nothing can interrupt a
+// function mid-call, it sees a stop through ctx.check() or ctx.stop_requested().
+using InlineUnaryHandler = std::function<std::string(std::string request, const Context& ctx)>;
 
 // A server-streaming method: called for message `index` = 0, 1, 2, ... until it returns
 // nullopt, which ends the stream with OK. `message_ctx` is the call's context, tightened by
@@ -117,6 +124,8 @@ class Server {
 
   // `full_method` is gRPC's path, "/package.Service/Method". Register before listen().
   void unary(std::string full_method, UnaryHandler handler, MethodOptions options = {});
+  // The same for a handler that answers at once on gRPC's thread (InlineUnaryHandler).
+  void unary_inline(std::string full_method, InlineUnaryHandler handler, MethodOptions options = {});
   // A server-streaming method: one request message, then the messages `next` produces, each
   // written once the client's flow control takes it (a client that stops reading holds one
   // message, not a queue).

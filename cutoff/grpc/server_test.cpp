@@ -395,6 +395,70 @@ TEST_F(GrpcFixture, ACallWhoseMessageNeverComesEndsAtTheServiceMaximum) {
   EXPECT_EQ(calls_.load(), 0);
 }
 
+TEST_F(GrpcFixture, AnInlineHandlerRunsOnGrpcsThreadWithTheCallsBudget) {
+  Start();
+  const RawResult echo = RawCall(target_, kInline, "hello", 2s, {{"x-request-id", "req-9"}});
+  ASSERT_TRUE(echo.status.ok()) << echo.status.error_message();
+  EXPECT_EQ(echo.body, "hello");
+  EXPECT_EQ(RawCall(target_, kInline, "thread", 2s).body, "grpc");
+  const RawResult budget = RawCall(target_, kInline, "budget", 5000ms, {{"deadline-budget-ms", "300"}});
+  ASSERT_TRUE(budget.status.ok());
+  EXPECT_LE(Millis(budget.body), 300);
+  EXPECT_GT(Millis(budget.body), 300 - 200 * TimeScale());
+  EXPECT_NE(metrics_.expose().find("cutoff_grpc_server_calls_total{method=\"/test.Probe/Inline\",code=\"OK\"} 3"),
+            std::string::npos)
+      << metrics_.expose();
+}
+
+TEST_F(GrpcFixture, AnInlineHandlersErrorsGoThroughTheCoreTable) {
+  Start();
+  const RawResult not_found = RawCall(target_, kInline, "not_found", 2s);
+  EXPECT_EQ(not_found.status.error_code(), ::grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(not_found.trailers.find("cutoff-error-code")->second, "not_found");
+  const RawResult committed = RawCall(target_, kInline, "commit", 2s);
+  EXPECT_EQ(committed.status.error_code(), ::grpc::StatusCode::UNKNOWN);
+  EXPECT_EQ(committed.trailers.find("cutoff-error-code")->second, "commit_ambiguous");
+  const RawResult internal = RawCall(target_, kInline, "boom", 2s);
+  EXPECT_EQ(internal.status.error_code(), ::grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(internal.status.error_message().find("secret"), std::string::npos);
+  // A spent budget: refused before the handler, as for any method.
+  const RawResult spent = RawCall(target_, kInline, "x", 5s, {{"deadline-budget-ms", "0"}});
+  EXPECT_EQ(spent.status.error_code(), ::grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(calls_.load(), 3);
+}
+
+TEST_F(GrpcFixture, AnInlineHandlerSeesItsDeadlineAndTheClientsCancelThroughCheck) {
+  Start();
+  const RawResult r = RawCall(target_, kInline, "spin", 300ms);
+  EXPECT_EQ(r.status.error_code(), ::grpc::StatusCode::DEADLINE_EXCEEDED);
+  WaitForSlowStop();
+  EXPECT_EQ(slow_reason_.load(), StopReason::deadline_exceeded);
+  EXPECT_LT(std::chrono::nanoseconds(slow_stopped_at_.load() - started_at_.load()), 300ms + TimeScale() * 200ms);
+  for (int i = 0; i < 1000 && calls_in_flight() > 0; ++i) std::this_thread::sleep_for(2ms);
+  EXPECT_NE(metrics_.expose().find(
+                "cutoff_grpc_server_stopped_total{method=\"/test.Probe/Inline\",reason=\"deadline_exceeded\"} 1"),
+            std::string::npos)
+      << metrics_.expose();
+
+  started_at_ = 0;
+  slow_stopped_at_ = 0;
+  auto channel = ::grpc::CreateChannel(target_, ::grpc::InsecureChannelCredentials());
+  ::grpc::GenericStub stub(channel);
+  ::grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 10s);
+  ::grpc::ByteBuffer req = internal::ToByteBuffer("spin"), res;
+  std::promise<::grpc::Status> done;
+  stub.UnaryCall(&context, kInline, ::grpc::StubOptions(), &req, &res, [&](::grpc::Status s) { done.set_value(s); });
+  for (int i = 0; i < 2000 && started_at_.load() == 0; ++i) std::this_thread::sleep_for(2ms);
+  std::this_thread::sleep_for(20ms);
+  const std::int64_t cancelled_at = NowNs();
+  context.TryCancel();
+  EXPECT_EQ(done.get_future().get().error_code(), ::grpc::StatusCode::CANCELLED);
+  WaitForSlowStop();
+  EXPECT_EQ(slow_reason_.load(), StopReason::cancelled);
+  EXPECT_LT(std::chrono::nanoseconds(slow_stopped_at_.load() - cancelled_at), TimeScale() * 200ms);
+}
+
 TEST(GrpcServer, MethodPathsAreChecked) {
   boost::asio::io_context io;
   Server server(io.get_executor(), ServerOptions());

@@ -41,6 +41,11 @@ class GrpcFixture : public ::testing::Test {
   // Streams "0", "1", ... up to the request's number; message 1 takes the request's second
   // number of ms (if any), the others none. "tick" streams forever, one message every 50 ms.
   static constexpr const char* kCount = "/test.Probe/Count";
+  // Inline handlers (on gRPC's thread): "budget" answers the remaining ms, "thread" whether it
+  // ran off the server's executor thread, "not_found"/"commit"/"boom" fail as kFail does,
+  // "spin" checks its context every millisecond until it stops (at most 5 s); anything else
+  // is echoed.
+  static constexpr const char* kInline = "/test.Probe/Inline";
 
   void SetUp() override { options_.metrics = &metrics_; }
 
@@ -108,6 +113,34 @@ class GrpcFixture : public ::testing::Test {
           co_return std::to_string(index);
         },
         count_method);
+    server_->unary_inline(kInline, [this](std::string request, const Context& ctx) -> std::string {
+      ++calls_;
+      if (request == "budget")
+        return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(ctx.remaining()).count());
+      if (request == "thread") return std::this_thread::get_id() == thread_.get_id() ? "executor" : "grpc";
+      if (request == "not_found") throw Error(ErrorCode::not_found, "no such sku", ctx.request_id());
+      if (request == "commit") {
+        ctx.commit_ledger()->note_commit_point(false);
+        throw Error(ErrorCode::unavailable, "the queue went away after the commit", ctx.request_id());
+      }
+      if (request == "boom") throw std::runtime_error("secret detail");
+      if (request == "spin") {
+        started_at_ = NowNs();
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        try {
+          while (std::chrono::steady_clock::now() < until) {
+            ctx.check();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          }
+        } catch (...) {
+          slow_reason_ = ctx.stop_reason();
+          slow_stopped_at_ = NowNs();
+          throw;
+        }
+        return "done";
+      }
+      return request;
+    });
     port_ = server_->listen("127.0.0.1", 0);
     target_ = "127.0.0.1:" + std::to_string(port_);
     thread_ = std::thread([this] { io_.run(); });

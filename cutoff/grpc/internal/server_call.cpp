@@ -108,7 +108,12 @@ void ServerCall::OnReadDone(bool ok) {
     return;
   }
   waiting_on_client_ = false;
+  if (method_.inline_handler) {
+    Answer(HandleInline());  // the last thing: OnDone may delete the call right after
+    return;
+  }
   strand_ = asio::make_strand(server_.executor);
+  bridge_ = std::make_shared<StopBridge>();
   asio::co_spawn(strand_, Run(),
                  asio::bind_cancellation_slot(bridge_->signal.slot(), [bridge = bridge_](const std::exception_ptr&) {}));
 }
@@ -200,19 +205,44 @@ asio::awaitable<ServerCall::Outcome> ServerCall::Handle() {
   if (method_.stream) co_return co_await Stream(std::move(request));
   observe::StopStamp stamp;
   stamp.arm(ctx_.token());
-  Outcome outcome;
+  std::optional<std::string> response;
   std::exception_ptr failure;
   try {
     // Named, not a temporary of the co_await (g++ 12, docs/architecture.md).
     auto running = StoppedBy(ctx_, method_.handler(std::move(request), ctx_));
-    outcome.response = co_await std::move(running);
+    response = co_await std::move(running);
   } catch (...) {
     failure = std::current_exception();
   }
+  co_return Ran(std::move(response), failure, stamp);
+}
+
+ServerCall::Outcome ServerCall::HandleInline() {
+  if (source_.stop_requested()) return Failed(Error::stopped(source_.reason(), ctx_.request_id()));
+  std::string request;
+  std::optional<std::string> response;
+  std::exception_ptr failure;
+  observe::StopStamp stamp;
+  stamp.arm(ctx_.token());
+  try {
+    request = Flatten(request_);
+    request_.Clear();
+    ctx_.check();  // a context already stopped runs nothing
+    response = method_.inline_handler(std::move(request), ctx_);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  return Ran(std::move(response), failure, stamp);
+}
+
+ServerCall::Outcome ServerCall::Ran(std::optional<std::string> response, const std::exception_ptr& failure,
+                                    const observe::StopStamp& stamp) {
+  Outcome outcome;
+  outcome.response = std::move(response);
   outcome.stop = ctx_.stop_reason();
   if (outcome.stop != StopReason::none) server_.metrics.HandlerStopped(method_.name, outcome.stop, stamp.since_stop());
-  if (!failure) co_return outcome;
-  co_return Failure(failure, outcome.stop);
+  if (!failure) return outcome;
+  return Failure(failure, outcome.stop);
 }
 
 asio::awaitable<ServerCall::Outcome> ServerCall::Stream(std::string request) {

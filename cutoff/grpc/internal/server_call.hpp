@@ -1,5 +1,6 @@
 // One call on the server, unary or server-streaming, from gRPC's reactor callbacks (its
-// threads) to the handler's coroutine (the server's executor, a strand per call) and back.
+// threads) to the handler's coroutine (the server's executor, a strand per call) and back; an
+// inline unary handler runs in the read's callback itself.
 //
 // Made in CreateReactor, when the call's metadata and deadline are known: the call's Context
 // is bound there, so a cancel that arrives before the request message already finds it. The
@@ -28,6 +29,10 @@
 #include "cutoff/core/error.hpp"
 #include "cutoff/grpc/internal/server_impl.hpp"
 
+namespace cutoff::observe {
+class StopStamp;
+}
+
 namespace cutoff::grpc::internal {
 
 class ServerCall final : public ::grpc::ServerGenericBidiReactor {
@@ -51,6 +56,10 @@ class ServerCall final : public ::grpc::ServerGenericBidiReactor {
 
   boost::asio::awaitable<void> Run();
   boost::asio::awaitable<Outcome> Handle();
+  // An inline unary handler's run, on gRPC's thread.
+  Outcome HandleInline();
+  // What a unary handler's run comes to: its answer, or its failure and the context's stop.
+  Outcome Ran(std::optional<std::string> response, const std::exception_ptr& failure, const observe::StopStamp& stamp);
   // A server-streaming method's messages, until its end, a stop or a failure.
   boost::asio::awaitable<Outcome> Stream(std::string request);
   // Writes one message; false when the call is over for the client.
@@ -85,7 +94,7 @@ class ServerCall final : public ::grpc::ServerGenericBidiReactor {
   ::grpc::ByteBuffer request_;
   ::grpc::ByteBuffer response_;
   boost::asio::any_io_executor strand_;    // the handler's
-  std::shared_ptr<StopBridge> bridge_ = std::make_shared<StopBridge>();
+  std::shared_ptr<StopBridge> bridge_;     // made when a coroutine handler starts
   std::mutex write_mu_;                     // write_done_ is set on the strand, run from gRPC's thread
   std::function<void(bool)> write_done_;  // the pending Write's completion
 

@@ -28,6 +28,7 @@ class ServerCall;
 struct MethodEntry {
   std::string name;  // "/package.Service/Method"
   UnaryHandler handler;         // a unary method's
+  InlineUnaryHandler inline_handler;  // a unary method's that answers on gRPC's thread
   ServerStreamHandler stream;   // a server-streaming method's
   MethodOptions options;
   MethodSeries series;
