@@ -179,10 +179,12 @@ void PlainCalls(int port, int seconds, int concurrency, const std::string& paylo
   while (running.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
-// cutoff's client (budget, policy, metrics) on an io_context run by this thread.
-void CutoffCalls(int port, int seconds, int concurrency, const std::string& payload, Stats& stats) {
+// cutoff's client (budget, policy, metrics) on an io_context run by `threads` threads, this one
+// among them: as a service runs its executor, one thread per core. (Plain gRPC's client runs its
+// callbacks on gRPC's own pool of threads.)
+void CutoffCalls(int port, int seconds, int concurrency, int threads, const std::string& payload, Stats& stats) {
   cutoff::observe::Registry metrics;
-  asio::io_context client_io(1);
+  asio::io_context client_io(threads);
   cutoff::grpc::ClientOptions client_options;
   client_options.metrics = &metrics;
   cutoff::grpc::Client client(client_io.get_executor(), "127.0.0.1:" + std::to_string(port), client_options);
@@ -207,16 +209,19 @@ void CutoffCalls(int port, int seconds, int concurrency, const std::string& payl
         },
         asio::detached);
   }
+  std::vector<std::thread> more;
+  for (int i = 1; i < threads; ++i) more.emplace_back([&client_io] { client_io.run(); });
   client_io.run();
+  for (std::thread& t : more) t.join();
 }
 
 // plain: plain client and server; cutoff: cutoff's on both sides; cutoff-server and
 // cutoff-client: cutoff on one side only, to see which side costs what.
 template <typename Server, typename... ServerArgs>
-void Run(bool cutoff_client, int seconds, int concurrency, const std::string& payload, Stats& stats,
-         ServerArgs... server_args) {
+void Run(bool cutoff_client, int seconds, int concurrency, int client_threads, const std::string& payload,
+         Stats& stats, ServerArgs... server_args) {
   Server server(server_args...);
-  if (cutoff_client) CutoffCalls(server.port(), seconds, concurrency, payload, stats);
+  if (cutoff_client) CutoffCalls(server.port(), seconds, concurrency, client_threads, payload, stats);
   else PlainCalls(server.port(), seconds, concurrency, payload, stats);
 }
 
@@ -227,6 +232,7 @@ int main(int argc, char** argv) {
   std::string mode = "cutoff";
   int seconds = 5;
   int concurrency = 32;
+  int client_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
   std::size_t payload_bytes = 64;
   app.add_option("--mode", mode,
                  "cutoff, plain, or cutoff on one side only: cutoff-server (a plain client calls cutoff's "
@@ -236,6 +242,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seconds", seconds, "How long to run")->check(CLI::Range(1, 600))->capture_default_str();
   app.add_option("--concurrency", concurrency, "Calls in flight")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--client-threads", client_threads,
+                 "Threads running cutoff's client io_context (default: one per core)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--payload-bytes", payload_bytes, "Request message size")->check(CLI::Range(0, 1 << 20))->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const std::string payload(payload_bytes, 'x');
@@ -243,8 +253,9 @@ int main(int argc, char** argv) {
   const auto started = Clock::now();
   const bool cutoff_client = mode == "cutoff" || mode == "cutoff-client" || mode == "cutoff-coroutine";
   if (mode == "cutoff" || mode == "cutoff-server" || mode == "cutoff-coroutine")
-    Run<CutoffServer>(cutoff_client, seconds, concurrency, payload, stats, mode == "cutoff-coroutine");
-  else Run<PlainServer>(cutoff_client, seconds, concurrency, payload, stats);
+    Run<CutoffServer>(cutoff_client, seconds, concurrency, client_threads, payload, stats,
+                      mode == "cutoff-coroutine");
+  else Run<PlainServer>(cutoff_client, seconds, concurrency, client_threads, payload, stats);
   const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   std::sort(stats.latencies_ms.begin(), stats.latencies_ms.end());
   const double p99 = stats.latencies_ms.empty() ? 0 : stats.latencies_ms[stats.latencies_ms.size() * 99 / 100];
