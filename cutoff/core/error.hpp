@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "cutoff/core/clock.hpp"
 #include "cutoff/core/stop_reason.hpp"
 
 namespace cutoff {
@@ -117,12 +118,24 @@ class Error : public std::exception {
   // The stop behind this error, or none when it was not caused by a stop.
   StopReason stop_reason() const noexcept { return stop_reason_; }
 
+  // Retry pushback: the failing server's word on when another attempt could help (HTTP's
+  // Retry-After, gRPC's grpc-retry-pushback-ms). nullopt: it said nothing; kDoNotRetry: it
+  // asked not to be tried again. A retry waits at least this long (resilience/retry.hpp), and
+  // cutoff's servers send it with the error.
+  static constexpr Duration kDoNotRetry = Duration::max();
+  const std::optional<Duration>& retry_after() const noexcept { return retry_after_; }
+  Error& set_retry_after(Duration wait) noexcept {
+    retry_after_ = wait < Duration::zero() ? Duration::zero() : wait;
+    return *this;
+  }
+
   // "deadline_exceeded: the time budget ran out"
   const char* what() const noexcept override { return what_.c_str(); }
 
  private:
   ErrorCode code_;
   StopReason stop_reason_ = StopReason::none;
+  std::optional<Duration> retry_after_;
   std::string message_;
   std::string request_id_;
   std::string what_;

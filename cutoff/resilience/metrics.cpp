@@ -6,10 +6,11 @@ ResilienceMetrics::ResilienceMetrics(observe::Registry& registry)
     : attempts(registry.counter("cutoff_resilience_attempts_total",
                                 "Attempts started by a pipeline: first attempts, retries and hedges.", {"name"})),
       retries(registry.counter("cutoff_resilience_retries_total", "Attempts after the first.", {"name"})),
-      retries_abandoned(
-          registry.counter("cutoff_resilience_retries_abandoned_total",
-                           "Retryable failures not retried: budget spent, deadline too close, or attempts used up.",
-                           {"name", "reason"})),
+      retries_abandoned(registry.counter(
+          "cutoff_resilience_retries_abandoned_total",
+          "Retryable failures not retried: budget spent, deadline too close, attempts used up, or the server's "
+          "pushback.",
+          {"name", "reason"})),
       attempt_timeouts(registry.counter("cutoff_resilience_attempt_timeouts_total",
                                         "Attempts ended by their own timeout.", {"name"})),
       bulkhead_rejected(registry.counter("cutoff_resilience_bulkhead_rejected_total",

@@ -34,6 +34,7 @@ Policy::Policy(std::string name, PolicyOptions options, ResilienceMetrics* metri
     p.retry = RetryOptions{.max_attempts = r.max_attempts,
                            .backoff = r.backoff,
                            .min_attempt_time = r.min_attempt_time,
+                           .max_pushback = r.max_pushback,
                            .budget = budget_.get()};
   }
   if (options_.hedge) p.hedge = *options_.hedge;

@@ -52,6 +52,9 @@ struct RetryPolicy {
   int max_attempts = 1;  // including the first; 1: no retries
   BackoffOptions backoff{};
   Duration min_attempt_time = Duration::zero();  // a retry is not started with less left
+  // The longest server pushback (Retry-After, grpc-retry-pushback-ms) a retry waits for; a
+  // longer one ends the call with the server's answer (retry.hpp).
+  Duration max_pushback = std::chrono::seconds(30);
   // The retry budget shared by every call through the policy (retry_budget.hpp): over any
   // `budget_window`, at most budget_ratio * calls + budget_min_per_second * window retries.
   // A negative ratio turns the budget off: only max_attempts bounds the retries.

@@ -4,6 +4,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
+
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
 
@@ -21,6 +23,7 @@ Retry::Retry(RetryOptions options) : options_(std::move(options)) {
     budget_metric_ = &m->retries_abandoned.with({options_.name, "budget"});
     deadline_metric_ = &m->retries_abandoned.with({options_.name, "deadline"});
     attempts_metric_ = &m->retries_abandoned.with({options_.name, "attempts"});
+    pushback_metric_ = &m->retries_abandoned.with({options_.name, "pushback"});
   }
 }
 
@@ -31,6 +34,7 @@ RetryStats Retry::stats() const noexcept {
   s.abandoned_budget = abandoned_budget_.load(std::memory_order_relaxed);
   s.abandoned_deadline = abandoned_deadline_.load(std::memory_order_relaxed);
   s.abandoned_attempts = abandoned_attempts_.load(std::memory_order_relaxed);
+  s.abandoned_pushback = abandoned_pushback_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -61,7 +65,11 @@ Duration Retry::AfterFailure(const Context& ctx, const std::exception_ptr& error
   if (ctx.stop_requested()) Stopped(ctx, error);
   if (attempt >= options_.max_attempts) Abandon(abandoned_attempts_, attempts_metric_, error);
 
-  const Duration delay = backoff.next();
+  Duration delay = backoff.next();
+  if (const std::optional<Duration>& pushback = e->retry_after()) {
+    if (*pushback > options_.max_pushback) Abandon(abandoned_pushback_, pushback_metric_, error);
+    delay = std::max(delay, *pushback);
+  }
   if (!ctx.deadline().is_never()) {
     const Duration remaining = ctx.remaining();
     if (delay >= remaining || remaining - delay < options_.min_attempt_time)

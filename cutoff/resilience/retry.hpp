@@ -13,8 +13,12 @@
 //    the predicate says), and `retryable` accepts it (default: attempt_timeout, unavailable,
 //    overloaded);
 //  - fewer than `max_attempts` attempts were made;
+//  - the failing server did not ask not to be retried (Error::retry_after() is kDoNotRetry, or
+//    longer than `max_pushback`);
 //  - the backoff ends before the deadline, and what is left after it is at least
-//    `min_attempt_time` (an attempt that cannot fit is not started). A sleep that would
+//    `min_attempt_time` (an attempt that cannot fit is not started). When the server said how
+//    long to wait (Error::retry_after(): Retry-After, grpc-retry-pushback-ms), the backoff is
+//    at least that long, so a pushback longer than the budget ends the call now. A sleep that would
 //    outlive the deadline is pointless: the caller would get deadline_exceeded after waiting,
 //    instead of the real error now, and a slot upstream would be held for nothing;
 //  - the retry budget, if any, has a token.
@@ -54,6 +58,9 @@ struct RetryOptions {
   BackoffOptions backoff{};
   // The least time an attempt needs to have a chance; a retry is not started with less left.
   Duration min_attempt_time = Duration::zero();
+  // A server's pushback (Error::retry_after()) longer than this ends the call with its error
+  // rather than waiting: a caller with no deadline would otherwise sleep as long as it asks.
+  Duration max_pushback = std::chrono::seconds(30);
   std::function<bool(const Error&)> retryable;  // empty: retry_may_help (core/error.hpp)
   RetryBudget* budget = nullptr;                // shared across calls; null: no budget
   std::uint64_t seed = 0;
@@ -76,6 +83,7 @@ struct RetryStats {
   std::uint64_t abandoned_budget = 0;    // retryable, but the budget was spent
   std::uint64_t abandoned_deadline = 0;  // retryable, but the backoff or the attempt would not fit
   std::uint64_t abandoned_attempts = 0;  // retryable, but max_attempts was reached
+  std::uint64_t abandoned_pushback = 0;  // retryable, but the server asked not to be retried
 };
 
 class Retry {
@@ -142,11 +150,12 @@ class Retry {
   std::mutex seed_mu_;
   std::mt19937_64 seeds_;
   std::atomic<std::uint64_t> calls_{0}, retries_{0}, abandoned_budget_{0}, abandoned_deadline_{0},
-      abandoned_attempts_{0};
+      abandoned_attempts_{0}, abandoned_pushback_{0};
   observe::Counter* retries_metric_ = nullptr;
   observe::Counter* budget_metric_ = nullptr;
   observe::Counter* deadline_metric_ = nullptr;
   observe::Counter* attempts_metric_ = nullptr;
+  observe::Counter* pushback_metric_ = nullptr;
 };
 
 }  // namespace cutoff::resilience

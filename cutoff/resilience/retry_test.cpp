@@ -173,6 +173,63 @@ TEST(Retry, AnAttemptThatCannotFitIsSkipped) {
   EXPECT_LT(out.took, 200ms * s);
 }
 
+// Attempts that fail `overloaded` with the server's pushback `wait` until attempt `succeed_at`.
+Outcome RunPushback(Retry& retry, const Context& ctx, Duration wait, int succeed_at = 0) {
+  Outcome out;
+  const auto start = SteadyClock::now();
+  try {
+    RunSync([&]() -> asio::awaitable<void> {
+      co_await retry.run(ctx, [&](const Context&) -> asio::awaitable<int> {
+        const int n = ++out.attempts;
+        if (n == succeed_at) co_return n;
+        Error e(ErrorCode::overloaded, "failure " + std::to_string(n));
+        e.set_retry_after(wait);
+        throw e;
+      });
+    });
+  } catch (const Error& e) {
+    out.code = e.code();
+    out.message = e.message();
+  }
+  out.took = SteadyClock::now() - start;
+  return out;
+}
+
+TEST(Retry, TheServersPushbackLengthensTheBackoff) {
+  const int s = TimeScale();
+  Retry retry(Fast(3));
+  Outcome out = RunPushback(retry, Context(), 80ms * s, 2);
+  EXPECT_FALSE(out.code);
+  EXPECT_EQ(out.attempts, 2);
+  EXPECT_GE(out.took, 80ms * s) << "the retry went before the server's Retry-After";
+}
+
+TEST(Retry, APushbackThatOutlivesTheBudgetEndsTheCallNow) {
+  const int s = TimeScale();
+  Retry retry(Fast(3));
+  Outcome out = RunPushback(retry, Context().with_timeout(200ms * s), 500ms * s, 2);
+  EXPECT_EQ(out.code, ErrorCode::overloaded) << "the server's answer, not deadline_exceeded";
+  EXPECT_EQ(out.attempts, 1);
+  EXPECT_LT(out.took, 100ms * s);
+  EXPECT_EQ(retry.stats().abandoned_deadline, 1u);
+}
+
+TEST(Retry, AServerThatAsksNotToBeRetriedIsNot) {
+  observe::Registry registry;
+  ResilienceMetrics metrics(registry);
+  RetryOptions options = Fast(3);
+  options.max_pushback = 1s;
+  options.metrics = &metrics;
+  Retry retry(options);
+  EXPECT_EQ(RunPushback(retry, Context(), Error::kDoNotRetry, 2).attempts, 1);
+  EXPECT_EQ(RunPushback(retry, Context(), 2s, 2).attempts, 1) << "longer than max_pushback";
+  EXPECT_EQ(RunPushback(retry, Context(), 1ms, 2).attempts, 2);
+  EXPECT_EQ(retry.stats().abandoned_pushback, 2u);
+  EXPECT_NE(registry.expose().find("cutoff_resilience_retries_abandoned_total{name=\"default\",reason=\"pushback\"} 2"),
+            std::string::npos)
+      << registry.expose();
+}
+
 TEST(Retry, AStopDuringTheBackoffEndsTheCallAtOnce) {
   const int s = TimeScale();
   Retry retry({.max_attempts = 3, .backoff = {.initial = 10s, .max = 10s, .jitter = Jitter::none}});
