@@ -21,13 +21,14 @@
 #include <stdexcept>
 
 #include "cutoff/core/asio.hpp"
-#include "cutoff/core/error.hpp"
 #include "cutoff/core/budget_headers.hpp"
+#include "cutoff/core/error.hpp"
 #include "cutoff/http/error_document.hpp"
 #include "cutoff/http/internal/fault_points.hpp"
 #include "cutoff/http/internal/peer_state.hpp"
 #include "cutoff/http/internal/stream.hpp"
 #include "cutoff/http/internal/tls_context.hpp"
+#include "cutoff/http/retry_after.hpp"
 #include "cutoff/observe/deadline_metrics.hpp"
 #include "cutoff/observe/trace.hpp"
 
@@ -151,7 +152,11 @@ std::optional<Error> FailedAnswer(const Response& r, const std::string& what, co
   else if (r.status == 502) code = ErrorCode::unavailable;
   else if (r.status == 503) code = named == ErrorCode::overloaded ? ErrorCode::overloaded : ErrorCode::unavailable;
   else if (r.status == 504) code = ErrorCode::attempt_timeout;
-  return Error(code, what + " answered " + std::to_string(r.status), request_id);
+  Error e(code, what + " answered " + std::to_string(r.status), request_id);
+  // The server's pushback: the retry policy waits at least this long before another attempt.
+  if (const auto field = r.headers.get("Retry-After"))
+    if (const auto wait = parse_retry_after(*field, std::chrono::system_clock::now())) e.set_retry_after(*wait);
+  return e;
 }
 
 // What one call, all its attempts together, has learnt so far. Touched on the caller's strand

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <thread>
+#include <vector>
 
 #include "cutoff/core/asio.hpp"
 #include "cutoff/core/error.hpp"
@@ -76,6 +77,22 @@ class ClientPolicyTest : public ::testing::Test {
       --running_;
       co_return Response::text(200, "ok");
     });
+    // Overloaded, asking for a wait: through a handler's Error (pushed back by 1 s) or a plain
+    // 503 with the field set by hand (2 s).
+    server_->route("GET", "/pushback", [this](const Request&, const Context&) -> asio::awaitable<Response> {
+      ++calls_;
+      times_.push_back(SteadyClock::now());
+      Error busy(ErrorCode::overloaded, "try again in a second");
+      busy.set_retry_after(1s);
+      throw busy;
+      co_return Response::text(200, "unreachable");
+    });
+    server_->route("GET", "/pushback-field", [this](const Request&, const Context&) -> asio::awaitable<Response> {
+      ++calls_;
+      Response r = Response::text(503, "busy");
+      r.headers.set("Retry-After", "2");
+      co_return r;
+    });
     // A cutoff server that reports commit_ambiguous.
     server_->route("POST", "/ambiguous", [this](const Request&, const Context&) -> asio::awaitable<Response> {
       ++calls_;
@@ -102,6 +119,7 @@ class ClientPolicyTest : public ::testing::Test {
   std::atomic<int> calls_{0};
   std::atomic<int> running_{0};
   std::atomic<int> max_running_{0};
+  std::vector<SteadyClock::time_point> times_;  // /pushback's arrivals, on the server's thread
 };
 
 ClientRequest Post(std::string url, bool keyed) {
@@ -132,6 +150,33 @@ TEST_F(ClientPolicyTest, TheRetryBudgetCapsRetriesAtAShareOfCalls) {
   EXPECT_EQ(Metric(text, "cutoff_resilience_attempts_total{" + name + "}"), 22) << text;
   EXPECT_EQ(Metric(text, "cutoff_resilience_retries_total{" + name + "}"), 2) << text;
   EXPECT_EQ(Metric(text, "cutoff_resilience_retries_abandoned_total{" + name + ",reason=\"budget\"}"), 20) << text;
+}
+
+// The server's Retry-After holds the next attempt back at least that long; one longer than
+// what is left of the budget (or than max_pushback) ends the call with the server's answer now.
+TEST_F(ClientPolicyTest, RetriesWaitForTheServersRetryAfter) {
+  const ClientOptions options{.policy = {.attempt_timeout = 5s, .retry = {.max_attempts = 2, .backoff = kQuick}}};
+  WithClient(options, [&](Client& c) -> asio::awaitable<int> {
+    const Context ctx = Context::background().with_timeout(10s);
+    auto calling = c.get(ctx, base_ + "/pushback");
+    const Response r = co_await std::move(calling);
+    EXPECT_EQ(r.status, 503);
+    EXPECT_EQ(r.headers.get("Retry-After").value_or(""), "1");
+    co_return 0;
+  });
+  ASSERT_EQ(calls_.load(), 2);
+  EXPECT_GE(times_[1] - times_[0], 1s) << "the retry came before the server's Retry-After";
+
+  calls_ = 0;
+  WithClient(options, [&](Client& c) -> asio::awaitable<int> {
+    const Context ctx = Context::background().with_timeout(1500ms);
+    const auto start = SteadyClock::now();
+    auto calling = c.get(ctx, base_ + "/pushback-field");
+    EXPECT_EQ((co_await std::move(calling)).status, 503);
+    EXPECT_LT(SteadyClock::now() - start, 1s) << "waited for a retry the budget could not hold";
+    co_return 0;
+  });
+  EXPECT_EQ(calls_.load(), 1);
 }
 
 // An upstream that keeps failing opens its breaker: later calls fail at once, unsent, and the

@@ -2,6 +2,7 @@
 
 #include "cutoff/core/budget_headers.hpp"
 #include "cutoff/http/error_document.hpp"
+#include "cutoff/http/retry_after.hpp"
 
 namespace cutoff::http::internal {
 
@@ -32,6 +33,13 @@ Response ErrorResponse(ErrorCode code, std::string_view message, std::string_vie
   const std::string_view shown = code == ErrorCode::internal ? info.summary : message;
   Response r = Response::json(info.http_status, error_document(info.name, shown, request_id));
   if (code == ErrorCode::deadline_exceeded) r.headers.set(kDeadlineExpiredHeader, "1");
+  return r;
+}
+
+Response ErrorResponse(const Error& e, std::string_view request_id) {
+  Response r = ErrorResponse(e.code(), e.message(), request_id);
+  if (e.retry_after() && *e.retry_after() != Error::kDoNotRetry && retry_may_help(e.code()))
+    r.headers.set("Retry-After", format_retry_after(*e.retry_after()));
   return r;
 }
 

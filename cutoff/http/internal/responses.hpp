@@ -20,6 +20,9 @@ namespace cutoff::http::internal {
 // `Deadline-Expired: 1`. The message of an `internal` error stays in the log: the client gets
 // the taxonomy's summary.
 Response ErrorResponse(ErrorCode code, std::string_view message, std::string_view request_id);
+// The same for `e`, with `Retry-After` when it carries the server's pushback (a retryable
+// error only: a stop or a refusal on the request's merits is not worth another attempt).
+Response ErrorResponse(const Error& e, std::string_view request_id);
 
 // 1xx, 204 and 304 responses have no body (RFC 9110 section 6.4.1).
 inline bool Bodiless(int status) noexcept { return (status >= 100 && status < 200) || status == 204 || status == 304; }

@@ -304,7 +304,7 @@ bool Server::Impl::AdmitByServiceTime(const RouteEntry& route, Duration budget, 
 void Server::Impl::RefuseAtEntry(const RouteEntry& route, const Error& e, internal::DispatchResult& result) {
   metrics.RefusedAtEntry(route.name);
   result.failed = e.code();
-  result.response = internal::ErrorResponse(e.code(), e.message(), e.request_id());
+  result.response = internal::ErrorResponse(e, e.request_id());
 }
 
 Duration Server::Impl::BindBudget(const RouteEntry& route, const Request& req, const std::string& request_id) {
@@ -340,7 +340,7 @@ Response Server::Impl::AnswerError(const RouteEntry& route, const Context& ctx, 
   const Error e = ledger ? report_after_commit_point(raw, *ledger, "request " + route.name) : raw;
   failed = e.code();
   if (e.code() == ErrorCode::commit_ambiguous) metrics.CommitAmbiguous(route.name);
-  return internal::ErrorResponse(e.code(), e.message(), ctx.request_id());
+  return internal::ErrorResponse(e, ctx.request_id());
 }
 
 void Server::Impl::LogRequest(const RequestValues& values, const internal::DispatchResult& result,
