@@ -219,17 +219,20 @@ struct Client::Impl {
     // gRPC does not tell a connection that broke before the request left from one that broke
     // after it and before any header came back: that UNAVAILABLE is taken as not sent.
     const bool server_had_it = !pending->context.GetServerInitialMetadata().empty();
+    Error failed(
+        code,
+        method + ": " + (status.error_message().empty() ? std::string(info(code).summary) : status.error_message()),
+        ctx.request_id());
+    // The server's pushback: the policy's retry waits at least this long, or not at all.
+    if (const auto pushback = Trailer(pending->context, internal::kRetryPushbackTrailer))
+      failed.set_retry_after(internal::ParsePushback(*pushback));
     if (!by_cutoff && call.may_write &&
         (code == ErrorCode::overloaded || (code == ErrorCode::unavailable && server_had_it))) {
       call.NoAnswer();
-      throw Error(code, method + ": " + (status.error_message().empty() ? std::string(info(code).summary)
-                                                                        : status.error_message()),
-                  ctx.request_id());
+      throw failed;
     }
     call.Answered(RulesOutEffect(code, by_cutoff));
-    throw Error(code, method + ": " + (status.error_message().empty() ? std::string(info(code).summary)
-                                                                      : status.error_message()),
-                ctx.request_id());
+    throw failed;
   }
 
   asio::any_io_executor executor;

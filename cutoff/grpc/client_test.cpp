@@ -139,6 +139,27 @@ TEST_F(GrpcFixture, ARefusalThatRulesOutTheEffectIsRetried) {
   EXPECT_EQ(calls_.load(), 3) << "overloaded before its commit point: safe to repeat";
 }
 
+// The server's pushback travels as grpc-retry-pushback-ms: the retry waits at least that long,
+// and a server that asks not to be retried (-1) is not.
+TEST_F(GrpcFixture, TheServersPushbackHoldsTheRetryBack) {
+  Start();
+  ClientOptions client;
+  client.policy.retry.max_attempts = 2;
+  client.policy.retry.backoff.initial = 1ms;
+  Result r = Call(WithBudget(5s), kFail, "pushback 300", CallOptions(), client);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code(), ErrorCode::overloaded);
+  ASSERT_EQ(arrivals_.size(), 2u);
+  EXPECT_GE(arrivals_[1] - arrivals_[0], 300ms);
+  EXPECT_EQ(r.error->retry_after(), std::optional<Duration>(300ms)) << "the client's error keeps the pushback";
+
+  arrivals_.clear();
+  r = Call(WithBudget(5s), kFail, "pushback -1", CallOptions(), client);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code(), ErrorCode::overloaded);
+  EXPECT_EQ(arrivals_.size(), 1u);
+}
+
 TEST_F(GrpcFixture, AWriteThatMayHaveTakenEffectIsNotRetried) {
   Start();
   ClientOptions client;

@@ -150,6 +150,17 @@ TEST_F(GrpcFixture, ErrorsAreAnsweredWithTheCoreTablesStatusAndCode) {
   EXPECT_EQ(committed.trailers.find("cutoff-error-code")->second, "commit_ambiguous");
 }
 
+TEST_F(GrpcFixture, AnErrorsPushbackIsSentAsGrpcRetryPushbackMs) {
+  Start();
+  const RawResult wait = RawCall(target_, kFail, "pushback 1500", 2s);
+  EXPECT_EQ(wait.status.error_code(), ::grpc::StatusCode::RESOURCE_EXHAUSTED);
+  ASSERT_EQ(wait.trailers.count("grpc-retry-pushback-ms"), 1u);
+  EXPECT_EQ(wait.trailers.find("grpc-retry-pushback-ms")->second, "1500");
+  const RawResult never = RawCall(target_, kFail, "pushback -1", 2s);
+  EXPECT_EQ(never.trailers.find("grpc-retry-pushback-ms")->second, "-1");
+  EXPECT_EQ(RawCall(target_, kFail, "overloaded", 2s).trailers.count("grpc-retry-pushback-ms"), 0u);
+}
+
 TEST_F(GrpcFixture, AnUnknownMethodIsUnimplemented) {
   Start();
   const RawResult r = RawCall(target_, "/test.Probe/Nothing", "", 2s);

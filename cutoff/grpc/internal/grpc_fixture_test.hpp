@@ -7,13 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/grpc/client.hpp"
@@ -83,6 +84,13 @@ class GrpcFixture : public ::testing::Test {
       ++calls_;
       if (request == "not_found") throw Error(ErrorCode::not_found, "no such sku", ctx.request_id());
       if (request == "overloaded") throw Error(ErrorCode::overloaded, "too busy", ctx.request_id());
+      if (request.starts_with("pushback ")) {  // overloaded, with the wait in ms (-1: never again)
+        const long ms = std::stol(request.substr(9));
+        Error busy(ErrorCode::overloaded, "too busy", ctx.request_id());
+        busy.set_retry_after(ms < 0 ? Error::kDoNotRetry : std::chrono::milliseconds(ms));
+        arrivals_.push_back(std::chrono::steady_clock::now());
+        throw busy;
+      }
       if (request == "commit") {
         ctx.commit_ledger()->note_commit_point(false);
         throw Error(ErrorCode::unavailable, "the queue went away after the commit", ctx.request_id());
@@ -181,6 +189,7 @@ class GrpcFixture : public ::testing::Test {
     for (int i = 0; i < 2500 && slow_stopped_at_.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 
+  std::vector<std::chrono::steady_clock::time_point> arrivals_;  // kFail "pushback", on the server's thread
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ = boost::asio::make_work_guard(io_);
   observe::Registry metrics_;

@@ -329,6 +329,8 @@ void ServerCall::Answer(Outcome outcome) {
   if (const auto& mark = ctx_.values().response) mark->mark_sent(SteadyClock::now());
   if (outcome.error) {
     call_.AddTrailingMetadata(std::string(kErrorCodeTrailer), std::string(to_string(outcome.error->code())));
+    if (outcome.error->retry_after() && retry_may_help(outcome.error->code()))
+      call_.AddTrailingMetadata(std::string(kRetryPushbackTrailer), FormatPushback(*outcome.error->retry_after()));
     Finish(status);
     return;
   }

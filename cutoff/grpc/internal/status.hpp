@@ -11,6 +11,7 @@
 #include <grpcpp/support/status.h>
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "cutoff/core/error.hpp"
@@ -21,6 +22,15 @@ inline constexpr std::string_view kErrorCodeTrailer = "cutoff-error-code";
 inline constexpr std::string_view kRequestIdKey = "x-request-id";
 // core's Deadline-Budget-Ms, lowercased as gRPC metadata keys must be.
 inline constexpr std::string_view kBudgetMetadataKey = "deadline-budget-ms";
+
+// gRPC's retry pushback (A6, "Retry Pushback"): the server's wait before another attempt, in
+// whole milliseconds; a negative or unreadable value asks the client not to retry at all.
+inline constexpr std::string_view kRetryPushbackTrailer = "grpc-retry-pushback-ms";
+
+// The trailer's value for a pushback (Error::kDoNotRetry is "-1").
+std::string FormatPushback(Duration wait);
+// The pushback a trailer's value stands for (Error::kDoNotRetry for negative or unreadable).
+Duration ParsePushback(std::string_view value);
 
 // The status `e` is answered with. Internal errors say only "internal error".
 ::grpc::Status StatusFor(const Error& e);
