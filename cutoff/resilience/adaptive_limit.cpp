@@ -50,7 +50,13 @@ boost::asio::awaitable<AdaptiveLimit::Permit> AdaptiveLimit::Acquire(AdaptiveLim
       std::lock_guard lock(self->mu_);
       self->waited_ = true;
     }
-    inner = co_await self->permits_.acquire(ctx);
+    try {
+      inner = co_await self->permits_.acquire(ctx);
+    } catch (Error& e) {
+      // The queue is full: tell the caller when trying again could find room.
+      if (e.code() == ErrorCode::overloaded) self->PushBack(e);
+      throw;
+    }
   }
   const TimePoint started = self->clock_.now();
   {
@@ -58,6 +64,15 @@ boost::asio::awaitable<AdaptiveLimit::Permit> AdaptiveLimit::Acquire(AdaptiveLim
     ++self->in_use_;
   }
   co_return Permit(self, std::move(inner), started);
+}
+
+void AdaptiveLimit::PushBack(Error& refused) const {
+  std::lock_guard lock(mu_);
+  const Duration run = stats_.last_median > Duration::zero() ? stats_.last_median : stats_.baseline;
+  if (run <= Duration::zero() || limit_ == 0) return;  // nothing measured yet: no estimate
+  // A permit comes back about every run / limit; the full queue and this caller go first.
+  const double runs_ahead = static_cast<double>(options_.max_queue + 1) / static_cast<double>(limit_);
+  refused.set_retry_after(std::chrono::duration_cast<Duration>(run * runs_ahead));
 }
 
 void AdaptiveLimit::Return(Semaphore::Permit inner, TimePoint started, Permit::Outcome outcome) noexcept {

@@ -29,9 +29,10 @@
 //
 // Waiting: callers queue for a permit like a Semaphore's (core/semaphore.hpp): FIFO, LIFO once
 // the longest waiter has waited `newest_first_after`, at most `max_queue` waiters (then
-// `overloaded` at once), and a waiter whose context stops leaves with the stop's error without
-// ever holding a permit. A lowered limit takes effect as permits come back: none is revoked
-// from a run.
+// `overloaded` at once, with a pushback, Error::retry_after: the last window's median run
+// times the queue over the limit, about when a retry would find room), and a waiter whose context stops leaves with the
+// stop's error without ever holding a permit. A lowered limit takes effect as permits come back: none is revoked from a
+// run.
 //
 // Thread-safe. The uncontended acquire is the Semaphore's (one compare-and-swap) plus one clock
 // read; the release takes one short lock. The clock is injectable, for tests. The limit must
@@ -170,6 +171,8 @@ class AdaptiveLimit {
 
   static boost::asio::awaitable<Permit> Acquire(AdaptiveLimit* self, Context ctx);
   void Return(Semaphore::Permit inner, TimePoint started, Permit::Outcome outcome) noexcept;
+  // Sets the pushback of a refusal for a full queue (nothing before the first window closes).
+  void PushBack(Error& refused) const;
   void CloseWindowLocked(TimePoint now) noexcept;
   void SetLimitLocked(std::size_t limit) noexcept;
 

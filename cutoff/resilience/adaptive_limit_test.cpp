@@ -251,6 +251,56 @@ TEST(AdaptiveLimit, AWaiterLeavesAtItsDeadlineAndAFullQueueIsOverloaded) {
   EXPECT_EQ(l.stats().in_use, 0u);
 }
 
+// A full queue's refusal says when a retry could find room: the last window's median run times
+// the queue (and the caller) over the limit.
+TEST_F(AdaptiveLimitTest, AFullQueuesRefusalCarriesAPushback) {
+  AdaptiveLimitOptions options = Options(2, 2);
+  options.max_queue = 3;
+  AdaptiveLimit l(options);
+  const auto refused = [&l]() -> std::optional<Error> {
+    return RunSync([&]() -> asio::awaitable<std::optional<Error>> {
+      auto ex = co_await asio::this_coro::executor;
+      std::vector<AdaptiveLimit::Permit> held;
+      held.push_back(co_await l.acquire(Context()));
+      held.push_back(co_await l.acquire(Context()));
+      int left = 0;
+      for (int i = 0; i < 3; ++i) {  // the queue, waiting until their short deadlines
+        ++left;
+        asio::co_spawn(
+            ex,
+            [&]() -> asio::awaitable<void> {
+              try {
+                auto p = co_await l.acquire(Context().with_timeout(Scaled(50ms)));
+              } catch (const Error&) {
+              }
+              --left;
+            },
+            asio::detached);
+      }
+      co_await Sleep(1ms);
+      std::optional<Error> out;
+      try {
+        auto p = co_await l.acquire(Context());
+        ADD_FAILURE() << "a caller got past a full queue";
+      } catch (const Error& e) {
+        out = e;
+      }
+      while (left > 0) co_await Sleep(5ms);
+      co_return out;
+    });
+  };
+  std::optional<Error> before = refused();
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->code(), ErrorCode::overloaded);
+  EXPECT_FALSE(before->retry_after()) << "no run measured yet: no estimate";
+
+  Serial(l, 40ms);  // a window's median: 40 ms
+  std::optional<Error> after = refused();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->code(), ErrorCode::overloaded);
+  EXPECT_EQ(after->retry_after(), std::optional<Duration>(80ms)) << "40 ms * (3 queued + 1) / limit 2";
+}
+
 TEST(AdaptiveLimit, TheLimitIsAMetric) {
   observe::Registry registry;
   ResilienceMetrics metrics(registry);
