@@ -122,27 +122,30 @@ void Server::Impl::Register(internal::MethodEntry entry) {
   methods.insert_or_assign(std::move(key), std::move(entry));
 }
 
-void Server::unary(std::string full_method, UnaryHandler handler, MethodOptions options) {
+namespace {
+internal::MethodEntry Entry(std::string full_method, MethodOptions options) {
   internal::MethodEntry entry;
   entry.name = std::move(full_method);
-  entry.handler = std::move(handler);
   entry.options = options;
+  return entry;
+}
+}  // namespace
+
+void Server::unary(std::string full_method, UnaryHandler handler, MethodOptions options) {
+  internal::MethodEntry entry = Entry(std::move(full_method), options);
+  entry.handler = std::move(handler);
   impl_->Register(std::move(entry));
 }
 
 void Server::unary_inline(std::string full_method, InlineUnaryHandler handler, MethodOptions options) {
-  internal::MethodEntry entry;
-  entry.name = std::move(full_method);
+  internal::MethodEntry entry = Entry(std::move(full_method), options);
   entry.inline_handler = std::move(handler);
-  entry.options = options;
   impl_->Register(std::move(entry));
 }
 
 void Server::server_streaming(std::string full_method, ServerStreamHandler next, MethodOptions options) {
-  internal::MethodEntry entry;
-  entry.name = std::move(full_method);
+  internal::MethodEntry entry = Entry(std::move(full_method), options);
   entry.stream = std::move(next);
-  entry.options = options;
   impl_->Register(std::move(entry));
 }
 

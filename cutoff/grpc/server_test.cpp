@@ -105,18 +105,7 @@ TEST_F(GrpcFixture, ASpentBudgetFailsBeforeTheHandler) {
 
 TEST_F(GrpcFixture, TheClientsCancelStopsTheHandlerAsCancelledWithinMilliseconds) {
   Start();
-  auto channel = ::grpc::CreateChannel(target_, ::grpc::InsecureChannelCredentials());
-  ::grpc::GenericStub stub(channel);
-  ::grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 10s);
-  ::grpc::ByteBuffer req = internal::ToByteBuffer("x"), res;
-  std::promise<::grpc::Status> done;
-  stub.UnaryCall(&context, kSlow, ::grpc::StubOptions(), &req, &res, [&](::grpc::Status s) { done.set_value(s); });
-  for (int i = 0; i < 2000 && started_at_.load() == 0; ++i) std::this_thread::sleep_for(2ms);
-  std::this_thread::sleep_for(20ms);
-  const std::int64_t cancelled_at = NowNs();
-  context.TryCancel();
-  EXPECT_EQ(done.get_future().get().error_code(), ::grpc::StatusCode::CANCELLED);
+  const std::int64_t cancelled_at = CancelOnceStarted(kSlow, "x");
   WaitForSlowStop();
   EXPECT_EQ(slow_reason_.load(), StopReason::cancelled);
   const auto overshoot = std::chrono::nanoseconds(slow_stopped_at_.load() - cancelled_at);
@@ -453,18 +442,7 @@ TEST_F(GrpcFixture, AnInlineHandlerSeesItsDeadlineAndTheClientsCancelThroughChec
 
   started_at_ = 0;
   slow_stopped_at_ = 0;
-  auto channel = ::grpc::CreateChannel(target_, ::grpc::InsecureChannelCredentials());
-  ::grpc::GenericStub stub(channel);
-  ::grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 10s);
-  ::grpc::ByteBuffer req = internal::ToByteBuffer("spin"), res;
-  std::promise<::grpc::Status> done;
-  stub.UnaryCall(&context, kInline, ::grpc::StubOptions(), &req, &res, [&](::grpc::Status s) { done.set_value(s); });
-  for (int i = 0; i < 2000 && started_at_.load() == 0; ++i) std::this_thread::sleep_for(2ms);
-  std::this_thread::sleep_for(20ms);
-  const std::int64_t cancelled_at = NowNs();
-  context.TryCancel();
-  EXPECT_EQ(done.get_future().get().error_code(), ::grpc::StatusCode::CANCELLED);
+  const std::int64_t cancelled_at = CancelOnceStarted(kInline, "spin");
   WaitForSlowStop();
   EXPECT_EQ(slow_reason_.load(), StopReason::cancelled);
   EXPECT_LT(std::chrono::nanoseconds(slow_stopped_at_.load() - cancelled_at), TimeScale() * 200ms);

@@ -5,11 +5,14 @@
 #define CUTOFF_GRPC_INTERNAL_GRPC_FIXTURE_TEST_HPP_
 
 #include <gtest/gtest.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/generic/generic_stub.h>
 
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -18,6 +21,7 @@
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/grpc/client.hpp"
+#include "cutoff/grpc/internal/byte_buffers.hpp"
 #include "cutoff/grpc/server.hpp"
 #include "cutoff/observe/metrics.hpp"
 #include "tests/support/run_sync.hpp"
@@ -185,6 +189,25 @@ class GrpcFixture : public ::testing::Test {
   std::size_t calls_in_flight() const { return server_ ? server_->calls_in_flight() : 0; }
 
   // Waits (bounded) until the slow method's handler stopped.
+  // Calls `method` with a 10 s deadline from a plain gRPC client, waits until its handler has
+  // started (started_at_), cancels it 20 ms later and waits for the call to end CANCELLED.
+  // Returns when the cancel was sent (NowNs()).
+  std::int64_t CancelOnceStarted(const std::string& method, const std::string& request) {
+    auto channel = ::grpc::CreateChannel(target_, ::grpc::InsecureChannelCredentials());
+    ::grpc::GenericStub stub(channel);
+    ::grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ::grpc::ByteBuffer req = internal::ToByteBuffer(request), res;
+    std::promise<::grpc::Status> done;
+    stub.UnaryCall(&context, method, ::grpc::StubOptions(), &req, &res, [&](::grpc::Status s) { done.set_value(s); });
+    for (int i = 0; i < 2000 && started_at_.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::int64_t cancelled_at = NowNs();
+    context.TryCancel();
+    EXPECT_EQ(done.get_future().get().error_code(), ::grpc::StatusCode::CANCELLED);
+    return cancelled_at;
+  }
+
   void WaitForSlowStop() {
     for (int i = 0; i < 2500 && slow_stopped_at_.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
