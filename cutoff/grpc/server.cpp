@@ -55,6 +55,14 @@ int MillisInt(Duration d) {
   return ms < 1 ? 1 : ms > 0x7fffffff ? 0x7fffffff : static_cast<int>(ms);
 }
 
+// A method's entry before its handler is set.
+internal::MethodEntry Entry(std::string full_method, MethodOptions options) {
+  internal::MethodEntry entry;
+  entry.name = std::move(full_method);
+  entry.options = options;
+  return entry;
+}
+
 }  // namespace
 
 Server::Impl::Impl(asio::any_io_executor ex, ServerOptions opts)
@@ -121,15 +129,6 @@ void Server::Impl::Register(internal::MethodEntry entry) {
   std::string key = name;
   methods.insert_or_assign(std::move(key), std::move(entry));
 }
-
-namespace {
-internal::MethodEntry Entry(std::string full_method, MethodOptions options) {
-  internal::MethodEntry entry;
-  entry.name = std::move(full_method);
-  entry.options = options;
-  return entry;
-}
-}  // namespace
 
 void Server::unary(std::string full_method, UnaryHandler handler, MethodOptions options) {
   internal::MethodEntry entry = Entry(std::move(full_method), options);

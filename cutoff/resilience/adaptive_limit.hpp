@@ -30,9 +30,9 @@
 // Waiting: callers queue for a permit like a Semaphore's (core/semaphore.hpp): FIFO, LIFO once
 // the longest waiter has waited `newest_first_after`, at most `max_queue` waiters (then
 // `overloaded` at once, with a pushback, Error::retry_after: the last window's median run
-// times the queue over the limit, about when a retry would find room), and a waiter whose context stops leaves with the
-// stop's error without ever holding a permit. A lowered limit takes effect as permits come back: none is revoked from a
-// run.
+// times the queue over the limit, about when a retry would find room), and a waiter whose
+// context stops leaves with the stop's error without ever holding a permit. A lowered limit
+// takes effect as permits come back: none is revoked from a run.
 //
 // Thread-safe. The uncontended acquire is the Semaphore's (one compare-and-swap) plus one clock
 // read; the release takes one short lock. The clock is injectable, for tests. The limit must
