@@ -23,6 +23,10 @@ ResilienceMetrics::ResilienceMetrics(observe::Registry& registry)
                                    "Circuit breaker state: 0 closed, 1 open, 2 half-open.", {"name"})),
       breaker_rejected(registry.counter("cutoff_resilience_breaker_rejected_total",
                                         "Calls refused by an open circuit breaker.", {"name"})),
+      throttled(registry.counter("cutoff_resilience_throttled_total",
+                                 "Calls refused by a client-side throttle before they were sent: the dependency "
+                                 "had been refusing most calls.",
+                                 {"name"})),
       hedges(registry.counter("cutoff_resilience_hedges_total", "Hedged attempts started after the first.", {"name"})),
       doomed_refused(registry.counter("cutoff_resilience_doomed_refused_total",
                                       "Requests refused before starting: their remaining budget was below the "

@@ -44,6 +44,8 @@ struct ResilienceMetrics {
   observe::Family<observe::Gauge>& breaker_state;
   // {name}: calls refused because the breaker was open (or half-open with its probes taken).
   observe::Family<observe::Counter>& breaker_rejected;
+  // {name}: calls a throttle refused before sending them (throttle.hpp).
+  observe::Family<observe::Counter>& throttled;
   // {name}: hedged attempts started after the first.
   observe::Family<observe::Counter>& hedges;
   // ServiceTimeAdmission, labelled with the key (the route or operation name):

@@ -13,7 +13,7 @@
 //   });
 //
 // Outermost first:
-//   deadline gate → bulkhead → circuit breaker → retry → [hedge] → attempt timeout → call
+//   deadline gate → bulkhead → circuit breaker → throttle → retry → [hedge] → attempt timeout → call
 //
 // - The gate comes first so that a stopped request takes nothing: no slot, no breaker
 //   probe, no retry-budget deposit. It also bounds everything inside by the context.
@@ -22,6 +22,9 @@
 //   never reaches the retry budget.
 // - The breaker is outside the retries so that an open breaker answers at once instead of
 //   each retry bouncing off it (no retry spin), and it judges a call by its final outcome.
+// - The throttle (throttle.hpp) is after the breaker, so that an open breaker answers first and
+//   a call the throttle refuses counts neither way in the breaker (the dependency never saw
+//   it); and outside the retries for the breaker's reasons: a refused call is not retried.
 // - The attempt timeout is innermost so that each attempt (and each hedge) gets its own
 //   min(remaining, attempt_timeout) and its timeout is retryable `attempt_timeout`, while the
 //   caller's deadline stays `deadline_exceeded`.
@@ -41,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "cutoff/core/asio.hpp"
@@ -53,12 +57,14 @@
 #include "cutoff/resilience/internal/awaitable_value.hpp"
 #include "cutoff/resilience/metrics.hpp"
 #include "cutoff/resilience/retry.hpp"
+#include "cutoff/resilience/throttle.hpp"
 
 namespace cutoff::resilience {
 
 struct PipelineOptions {
   Bulkhead* bulkhead = nullptr;                 // null: no concurrency limit
   CircuitBreaker* breaker = nullptr;            // null: no breaker
+  Throttle* throttle = nullptr;                 // null: no client-side throttling
   std::optional<RetryOptions> retry;            // none: one attempt
   std::optional<HedgeOptions> hedge;            // none: no hedging
   Duration attempt_timeout = Duration::zero();  // zero: attempts are bounded by the deadline only
@@ -79,6 +85,13 @@ struct PipelineCall {
   // against the stop, which costs two coroutines and a parallel group per call. Leave it false
   // for a callable that may ignore its context: the race is what cuts it at the deadline.
   bool honours_context = false;
+  // The operation, for the throttle's accounts (a request path, a gRPC method): a dependency
+  // overloaded on one operation is throttled on that one only. Empty: one account. It must
+  // outlive the call.
+  std::string_view key;
+  // True when the value the call returned is itself a refusal (an HTTP 504 with Deadline-Expired,
+  // a 429): the throttle counts it as refused. Empty: a value is an accepted call.
+  std::function<bool()> refused_answer;
 };
 
 class Pipeline {
@@ -121,15 +134,23 @@ class Pipeline {
     if (self->options_.bulkhead) slot = co_await self->options_.bulkhead->acquire(ctx);
     std::optional<CircuitBreaker::Ticket> ticket;
     if (self->options_.breaker) ticket.emplace(self->options_.breaker->admit(ctx));
+    // A refusal here drops the breaker's ticket unrecorded: ignored, the dependency never saw it.
+    std::optional<Throttle::Ticket> pass;
+    if (self->options_.throttle) pass.emplace(self->options_.throttle->admit(ctx, call->key));
     std::exception_ptr error;
     try {
       auto value = co_await Retried(self, ctx, f, call);
       if (ticket) ticket->success();
+      if (pass) {
+        if (call->refused_answer && call->refused_answer()) pass->refused();
+        else pass->accepted();
+      }
       co_return std::move(value);
     } catch (...) {
       error = std::current_exception();
     }
     if (ticket) ticket->record(error);
+    if (pass) pass->record(error, ctx.stop_requested());
     std::rethrow_exception(error);
   }
 

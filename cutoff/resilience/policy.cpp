@@ -23,6 +23,14 @@ Policy::Policy(std::string name, PolicyOptions options, ResilienceMetrics* metri
     breaker_ = std::make_unique<CircuitBreaker>(std::move(b));
     p.breaker = breaker_.get();
   }
+  if (options_.throttle) {
+    ThrottleOptions t = *options_.throttle;
+    t.name = name_;
+    if (!t.metrics) t.metrics = metrics;
+    if (!t.clock) t.clock = options_.clock;
+    throttle_ = std::make_unique<Throttle>(std::move(t));
+    p.throttle = throttle_.get();
+  }
   const RetryPolicy& r = options_.retry;
   if (r.max_attempts > 1) {
     if (r.budget_ratio >= 0) {

@@ -12,8 +12,8 @@
 //
 // PolicyOptions are plain values, so a service can fill them from its flags; the Policy builds
 // and owns what they describe (the bulkhead, the breaker, the retry budget) and runs calls
-// through a Pipeline (pipeline.hpp): deadline gate → bulkhead → breaker → retry → [hedge] →
-// attempt timeout → call. Every piece is off unless configured, except the retry budget, which
+// through a Pipeline (pipeline.hpp): deadline gate → bulkhead → breaker → throttle → retry →
+// [hedge] → attempt timeout → call. Every piece is off unless configured, except the retry budget, which
 // is on whenever retries are: per-call attempt limits alone let retries multiply the load on a
 // dependency exactly when it fails for everyone.
 //
@@ -45,6 +45,7 @@
 #include "cutoff/resilience/metrics.hpp"
 #include "cutoff/resilience/pipeline.hpp"
 #include "cutoff/resilience/retry_budget.hpp"
+#include "cutoff/resilience/throttle.hpp"
 
 namespace cutoff::resilience {
 
@@ -73,6 +74,7 @@ struct PolicyOptions {
   RetryPolicy retry{};
   BulkheadPolicy bulkhead{};
   std::optional<BreakerOptions> breaker;  // none: no breaker
+  std::optional<ThrottleOptions> throttle;  // none: no client-side throttling (throttle.hpp)
   std::optional<HedgeOptions> hedge;      // none: no hedging (only calls that allow it are hedged)
   const Clock* clock = nullptr;           // for the breaker and the retry budget; null: steady
 };
@@ -95,6 +97,7 @@ class Policy {
   // The pieces, for their statistics; null when not configured.
   const Bulkhead* bulkhead() const noexcept { return bulkhead_.get(); }
   CircuitBreaker* breaker() const noexcept { return breaker_.get(); }
+  const Throttle* throttle() const noexcept { return throttle_.get(); }
   const RetryBudget* retry_budget() const noexcept { return budget_.get(); }
   const Pipeline& pipeline() const noexcept { return *pipeline_; }
 
@@ -103,6 +106,7 @@ class Policy {
   PolicyOptions options_;
   std::unique_ptr<Bulkhead> bulkhead_;
   std::unique_ptr<CircuitBreaker> breaker_;
+  std::unique_ptr<Throttle> throttle_;
   std::unique_ptr<RetryBudget> budget_;
   std::unique_ptr<Pipeline> pipeline_;
 };
