@@ -269,6 +269,7 @@ asio::awaitable<std::string> Client::call(const Context& ctx, std::string method
   rules.honours_context = true;  // Attempt() cancels its call when its context stops
 
   Impl* impl = impl_.get();
+  if (impl->policy.throttle()) rules.key = method;  // the throttle keeps an account per method
   std::exception_ptr failure;
   try {
     auto running = impl->policy.run(

@@ -160,6 +160,35 @@ TEST_F(GrpcFixture, TheServersPushbackHoldsTheRetryBack) {
   EXPECT_EQ(arrivals_.size(), 1u);
 }
 
+// The throttle keeps an account per method: a method the server keeps refusing is mostly
+// refused here, unsent, and the others are not touched.
+TEST_F(GrpcFixture, TheThrottleRefusesAnOverloadedMethodBeforeSendingAndOnlyThatMethod) {
+  Start();
+  ClientOptions options;
+  options.policy.throttle = resilience::ThrottleOptions{.k = 2, .window = 60s, .minimum_requests = 10};
+  int refused_here = 0, refused_there = 0, healthy = 0;
+  test_support::RunSync([&]() -> boost::asio::awaitable<void> {
+    Client client(co_await boost::asio::this_coro::executor, target_, options);
+    const Context ctx = WithBudget(10s);  // outlives the calls, which hold it by reference
+    for (int i = 0; i < 40; ++i) {
+      try {
+        auto failing = client.call(ctx, kFail, "overloaded");
+        co_await std::move(failing);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::overloaded);
+        const bool here = std::string(e.what()).find("not sent") != std::string::npos;
+        (here ? refused_here : refused_there)++;
+      }
+      auto echo = client.call(ctx, kEcho, "x");
+      if (co_await std::move(echo) == "x") ++healthy;
+    }
+  });
+  EXPECT_EQ(refused_here + refused_there, 40);
+  EXPECT_EQ(calls_.load(), refused_there + healthy) << "a refused call never reaches the server";
+  EXPECT_GT(refused_here, 20);
+  EXPECT_EQ(healthy, 40);
+}
+
 TEST_F(GrpcFixture, AWriteThatMayHaveTakenEffectIsNotRetried) {
   Start();
   ClientOptions client;

@@ -169,6 +169,7 @@ struct CallState {
   // The latest attempt's.
   bool retry_safe = false;         // another attempt after this one is safe
   std::optional<Response> answer;  // its answer, when that was a failure (FailedAnswer)
+  bool refused_answer = false;     // its answer refused the call without failing it (429, spent budget)
   // Every attempt's.
   bool maybe_applied = false;  // some attempt may have taken effect
   bool sent = false;           // some attempt left and got no answer
@@ -481,6 +482,7 @@ struct Client::Impl {
     }
     if (ex.keep_alive) GiveBack(pool_key, std::move(conn));
     call.Answered(ex.response);
+    call.refused_answer = ex.response.status == 429 || deadline_expired(ex.response);
     if (auto failed = FailedAnswer(ex.response, in.method + " " + in.url, ctx.request_id())) {
       call.answer = std::move(ex.response);
       throw std::move(*failed);
@@ -517,6 +519,12 @@ asio::awaitable<Exchange> Client::exchange(const Context& ctx, ClientRequest req
 
   Impl* impl = impl_.get();
   resilience::Policy& policy = impl->policies.get(url->host + ":" + std::to_string(url->port));
+  if (policy.throttle()) {
+    // The throttle keeps an account per path: an upstream overloaded on one route is
+    // throttled on that route only.
+    rules.key = std::string_view(url->target).substr(0, url->target.find('?'));
+    rules.refused_answer = [state = &call] { return state->refused_answer; };
+  }
   std::exception_ptr failure;
   try {
     auto running = policy.run(

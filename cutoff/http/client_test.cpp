@@ -317,6 +317,35 @@ TEST_F(ClientTest, RetriesTransientAnswersButNotASpentBudget) {
   EXPECT_EQ(calls_.load(), 1);
 }
 
+// A throttle per upstream keeps an account per path: answers that refuse the call (a spent
+// budget here) make the client refuse most further calls to that path before sending them,
+// and leave the other paths alone.
+TEST_F(ClientTest, TheThrottleRefusesAnOverloadedPathBeforeSendingAndOnlyThatPath) {
+  ClientOptions options;
+  options.policy.throttle = resilience::ThrottleOptions{.k = 2, .window = 60s, .minimum_requests = 10};
+  int refused_here = 0, answered = 0, healthy = 0;
+  WithClient(options, [&](Client& c) -> asio::awaitable<int> {
+    for (int i = 0; i < 60; ++i) {
+      try {
+        Response r = co_await c.get(Context::background().with_timeout(5s), base_ + "/expired?i=" + std::to_string(i));
+        EXPECT_EQ(r.status, 504);
+        ++answered;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::overloaded) << e.what();
+        EXPECT_NE(std::string(e.what()).find("/expired"), std::string::npos) << e.what();
+        ++refused_here;
+      }
+      const Response ok = co_await c.get(Context::background().with_timeout(5s), base_ + "/headers");
+      if (ok.status == 200) ++healthy;
+    }
+    co_return 0;
+  });
+  EXPECT_EQ(answered + refused_here, 60);
+  EXPECT_EQ(calls_.load(), answered + healthy) << "a refused call never reaches the server";
+  EXPECT_GT(refused_here, 30);
+  EXPECT_EQ(healthy, 60);
+}
+
 TEST_F(ClientTest, ABackoffThatWouldOutliveTheDeadlineIsNotWaited) {
   const auto t0 = SteadyClock::now();
   int status = WithClient({.policy = Retrying(5, 2s)}, [&](Client& c) -> asio::awaitable<int> {
