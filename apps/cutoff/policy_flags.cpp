@@ -1,6 +1,7 @@
 #include "policy_flags.hpp"
 
 #include <chrono>
+#include <cstdlib>
 
 #include "conventions.hpp"
 
@@ -22,6 +23,7 @@ PolicyFlags PolicyFlags::from(const resilience::PolicyOptions& p) {
     f.breaker_open_ms = Millis(p.breaker->open_for);
   }
   if (p.hedge) f.hedge_ms = Millis(p.hedge->delay);
+  if (p.throttle) f.throttle_k = p.throttle->k;
   f.max_concurrent = p.bulkhead.max_concurrent;
   f.max_queue = p.bulkhead.max_queue;
   return f;
@@ -43,6 +45,12 @@ resilience::PolicyOptions PolicyFlags::policy(resilience::PolicyOptions base) co
   } else {
     if (!base.hedge) base.hedge.emplace();
     base.hedge->delay = std::chrono::milliseconds(hedge_ms);
+  }
+  if (throttle_k == 0) {
+    base.throttle.reset();
+  } else {
+    if (!base.throttle) base.throttle.emplace();
+    base.throttle->k = throttle_k;
   }
   base.bulkhead.max_concurrent = max_concurrent;
   base.bulkhead.max_queue = max_queue;
@@ -78,6 +86,18 @@ void AddPolicyFlags(CLI::App* app, const std::string& prefix, const std::string&
   app->add_option(name + "hedge-ms", f.hedge_ms,
                   "Start a second attempt of a read among " + what + " when the first is this slow (0: no hedging)")
       ->check(Number(std::int64_t{0}, std::int64_t{3'600'000}))
+      ->capture_default_str();
+  app->add_option(name + "throttle-k", f.throttle_k,
+                  "Client-side throttling of " + what +
+                      ": once the upstream refuses more than one call in K to an operation (over 2 s), the excess "
+                      "fails here with overloaded before it is sent (0: off; else at least 1)")
+      ->check(Number(0.0, 1000.0))
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            const double k = std::strtod(s.c_str(), nullptr);
+            return k == 0 || k >= 1 ? std::string() : "'" + s + "': K is 0 (off) or at least 1";
+          },
+          ""))
       ->capture_default_str();
   if (bulkhead) {
     app->add_option(name + "max-concurrent", f.max_concurrent, what + " running at once (0: no limit)")

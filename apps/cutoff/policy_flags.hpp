@@ -24,6 +24,7 @@ struct PolicyFlags {
   std::uint32_t breaker_failures = 0;    // --breaker-failures: 0, no breaker
   std::int64_t breaker_open_ms = 5'000;  // --breaker-open-ms
   std::int64_t hedge_ms = 0;             // --hedge-ms: 0, no hedging
+  double throttle_k = 0;                 // --throttle-k: 0, no client-side throttling
   std::size_t max_concurrent = 0;        // --max-concurrent: 0, no bulkhead
   std::size_t max_queue = 64;            // --max-queue
 
@@ -34,7 +35,7 @@ struct PolicyFlags {
 };
 
 // Adds --<prefix>attempts, --<prefix>retry-budget, --<prefix>breaker-failures,
-// --<prefix>breaker-open-ms and --<prefix>hedge-ms; with `bulkhead`, --<prefix>max-concurrent
+// --<prefix>breaker-open-ms, --<prefix>hedge-ms and --<prefix>throttle-k; with `bulkhead`, --<prefix>max-concurrent
 // and --<prefix>max-queue; with `attempt_timeout`, --<prefix>attempt-timeout-ms. `what` names
 // the calls in the help text ("calls to the inventory"). Defaults are shown as they are in `f`.
 void AddPolicyFlags(CLI::App* app, const std::string& prefix, const std::string& what, PolicyFlags& f, bool bulkhead,

@@ -174,7 +174,8 @@ resilience::PolicyOptions default_inventory_policy() {
   return {.retry = {.max_attempts = 3,
                     .backoff = {.initial = std::chrono::milliseconds(25), .max = std::chrono::milliseconds(250)},
                     .budget_ratio = 0.1},
-          .breaker = resilience::BreakerOptions{.consecutive_failures = 5, .open_for = std::chrono::seconds(5)}};
+          .breaker = resilience::BreakerOptions{.consecutive_failures = 5, .open_for = std::chrono::seconds(5)},
+          .throttle = resilience::ThrottleOptions{.k = 2}};
 }
 
 Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options) : options_(std::move(options)) {

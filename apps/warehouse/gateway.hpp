@@ -53,8 +53,10 @@ class MetricsRecorder;
 
 namespace cutoff::warehouse {
 
-// Up to 3 attempts (backoff from 25 ms, full jitter) under a retry budget of 10% of calls, and
-// a breaker that opens for 5 s after 5 failures in a row.
+// Up to 3 attempts (backoff from 25 ms, full jitter) under a retry budget of 10% of calls, a
+// breaker that opens for 5 s after 5 failures in a row, and client-side throttling with k = 2
+// per inventory route (resilience/throttle.hpp): once the inventory refuses more than half of
+// one route's calls, the excess fails in the gateway without being sent.
 resilience::PolicyOptions default_inventory_policy();
 
 struct GatewayOptions {

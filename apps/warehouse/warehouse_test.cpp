@@ -488,6 +488,39 @@ TEST_F(WarehouseTest, TheInventoryRefusesADoomedRequestBeforeItTakesAConnection)
   EXPECT_EQ(Metric(text, R"(cutoff_resilience_doomed_refused_total{name="inventory.bin"})"), 1) << text;
 }
 
+// The gateway throttles a route the inventory keeps refusing (here every bin lookup is doomed
+// once the route has its samples): after the throttle's minimum, most calls fail in the
+// gateway with OVERLOADED and never reach the inventory; its /metrics count them.
+TEST_F(WarehouseTest, TheGatewayThrottlesARouteTheInventoryKeepsRefusing) {
+  Start(GatewayOptions{}, 1024, [](InventoryOptions& inv) {
+    inv.admission->min_samples = 5;
+    inv.admission->factor = 2'000'000;
+    inv.admission->probe_interval = std::chrono::hours(1);
+  });
+  int doomed = 0, overloaded = 0, answered = 0;
+  RunSync([&]() -> asio::awaitable<void> {
+    http::Client client(co_await asio::this_coro::executor);
+    for (int i = 0; i < 5; ++i) {  // the samples: answered
+      const Context ample = Context().with_timeout(30s);
+      EXPECT_EQ((co_await client.get(ample, inventory_url_ + "/bin?id=1")).status, 200);
+    }
+    for (int i = 0; i < 60; ++i) {
+      const json::value r = co_await GraphQL(client, gateway_url_, "{ bin(id: 1) { id } }");
+      const std::string text = json::serialize(r);
+      if (text.find("DEADLINE_EXCEEDED") != std::string::npos) ++doomed;
+      if (text.find(R"("bin":{"id":"1"})") != std::string::npos) ++answered;
+      if (text.find("OVERLOADED") != std::string::npos && text.find("not sent") != std::string::npos) ++overloaded;
+    }
+  });
+  EXPECT_EQ(doomed + overloaded + answered, 60);
+  EXPECT_LE(answered, 1);  // the admission's one probe
+  EXPECT_GT(overloaded, 25);
+  const std::string gateway = gateway_metrics_.expose();
+  EXPECT_EQ(Metric(gateway, R"(cutoff_resilience_throttled_total{name="inventory"})"), overloaded) << gateway;
+  const std::string inventory = inventory_metrics_.expose();
+  EXPECT_EQ(Metric(inventory, R"(cutoff_resilience_doomed_refused_total{name="inventory.bin"})"), doomed) << inventory;
+}
+
 // Under cutoff, valuations run under an adaptive concurrency limit: valuations cut at their
 // deadline while running are congestion, a window of them lowers the limit, and the
 // inventory's /metrics show it.
