@@ -2,6 +2,20 @@
 
 namespace cutoff::resilience {
 
+namespace {
+
+// The piece `o` describes, named after its policy, counting into the policy's metrics and
+// reading its clock unless `o` names its own.
+template <typename Piece, typename Options>
+std::unique_ptr<Piece> Build(Options o, const std::string& name, ResilienceMetrics* metrics, const Clock* clock) {
+  o.name = name;
+  if (!o.metrics) o.metrics = metrics;
+  if (!o.clock) o.clock = clock;
+  return std::make_unique<Piece>(std::move(o));
+}
+
+}  // namespace
+
 Policy::Policy(std::string name, PolicyOptions options, ResilienceMetrics* metrics)
     : name_(std::move(name)), options_(std::move(options)) {
   PipelineOptions p;
@@ -16,19 +30,11 @@ Policy::Policy(std::string name, PolicyOptions options, ResilienceMetrics* metri
     p.bulkhead = bulkhead_.get();
   }
   if (options_.breaker) {
-    BreakerOptions b = *options_.breaker;
-    b.name = name_;
-    if (!b.metrics) b.metrics = metrics;
-    if (!b.clock) b.clock = options_.clock;
-    breaker_ = std::make_unique<CircuitBreaker>(std::move(b));
+    breaker_ = Build<CircuitBreaker>(*options_.breaker, name_, metrics, options_.clock);
     p.breaker = breaker_.get();
   }
   if (options_.throttle) {
-    ThrottleOptions t = *options_.throttle;
-    t.name = name_;
-    if (!t.metrics) t.metrics = metrics;
-    if (!t.clock) t.clock = options_.clock;
-    throttle_ = std::make_unique<Throttle>(std::move(t));
+    throttle_ = Build<Throttle>(*options_.throttle, name_, metrics, options_.clock);
     p.throttle = throttle_.get();
   }
   const RetryPolicy& r = options_.retry;
