@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cutoff/core/error.hpp"
 #include "cutoff/observe/metrics.hpp"
@@ -200,6 +203,30 @@ TEST(Throttle, RunRecordsTheOutcomeAndMetricsCountRefusals) {
       registry.expose().find("cutoff_resilience_throttled_total{name=\"inventory\"} " + std::to_string(refused_here)),
       std::string::npos)
       << registry.expose();
+}
+
+// Callers on many threads share one throttle: every call is counted exactly once, as sent
+// (then accepted or refused) or refused here.
+TEST(Throttle, ThreadsShareOneThrottle) {
+  Throttle t({.minimum_requests = 1});
+  std::atomic<int> sent{0}, throttled{0};
+  std::vector<std::thread> threads;
+  for (int n = 0; n < 4; ++n) {
+    threads.emplace_back([&, n] {
+      for (int i = 0; i < 2000; ++i) {
+        const std::string key = i % 2 == 0 ? "/a" : "/b";
+        if (Call(t, (i + n) % 5 == 0, key)) ++sent;
+        else ++throttled;
+        if (i % 100 == 0) (void)t.refusal_ratio(key);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const ThrottleStats s = t.stats();
+  EXPECT_EQ(sent + throttled, 8000);
+  EXPECT_EQ(s.accepted + s.refused, static_cast<std::uint64_t>(sent.load()));
+  EXPECT_EQ(s.throttled, static_cast<std::uint64_t>(throttled.load()));
+  EXPECT_GT(throttled.load(), 0);
 }
 
 // In a pipeline: a call the throttle refuses is not retried and counts neither way in the
