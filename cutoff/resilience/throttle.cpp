@@ -8,6 +8,19 @@
 
 namespace cutoff::resilience {
 
+namespace {
+
+// The bucket of `a` that `epoch` falls in; `fresh`: emptied first when it still counts an
+// older slice of time.
+template <typename Account>
+auto& BucketOf(Account& a, std::int64_t epoch, bool fresh) {
+  auto& b = a.buckets[static_cast<std::size_t>(epoch % static_cast<std::int64_t>(a.buckets.size()))];
+  if (fresh && b.epoch != epoch) b = {epoch, 0, 0};
+  return b;
+}
+
+}  // namespace
+
 ThrottleOutcome default_throttle_outcome(const std::exception_ptr& error, bool caller_stopped) noexcept {
   if (!error) return ThrottleOutcome::accepted;
   const Error* e = find_error(error);
@@ -63,9 +76,8 @@ Throttle::Ticket Throttle::admit(const Context& ctx, std::string_view key) {
     std::lock_guard lock(mu_);
     epoch = EpochOf(clock_.now());
     account = &AccountLocked(key);
-    Bucket& b = account->buckets[static_cast<std::size_t>(epoch % static_cast<std::int64_t>(account->buckets.size()))];
-    if (b.epoch != epoch) b = Bucket{epoch, 0, 0};
-    ++b.requests;  // refused here or not, it was asked for: that is what lets the ratio fall again
+    // Refused here or not, it was asked for: that is what lets the ratio fall again.
+    ++BucketOf(*account, epoch, true).requests;
     ratio = RatioLocked(*account, epoch);
     if (ratio <= 0) {
       account->credit = 0;
@@ -95,17 +107,14 @@ void Throttle::Record(Account& a, std::int64_t epoch, ThrottleOutcome outcome) n
   switch (outcome) {
     case ThrottleOutcome::accepted: {
       ++stats_.accepted;
-      const std::int64_t now = EpochOf(clock_.now());
-      Bucket& b = a.buckets[static_cast<std::size_t>(now % static_cast<std::int64_t>(a.buckets.size()))];
-      if (b.epoch != now) b = Bucket{now, 0, 0};
-      ++b.accepts;
+      ++BucketOf(a, EpochOf(clock_.now()), true).accepts;
       break;
     }
     case ThrottleOutcome::refused: ++stats_.refused; break;
     case ThrottleOutcome::ignored: {
       ++stats_.ignored;
       // Not the dependency's doing: take the request back if its bucket still counts.
-      Bucket& b = a.buckets[static_cast<std::size_t>(epoch % static_cast<std::int64_t>(a.buckets.size()))];
+      Bucket& b = BucketOf(a, epoch, false);
       if (b.epoch == epoch && b.requests > 0) --b.requests;
       break;
     }
