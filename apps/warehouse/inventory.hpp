@@ -115,11 +115,14 @@ struct InventoryOptions {
   // is served first (sql::PoolOptions::newest_first_after); Duration::max(): FIFO throughout.
   Duration pool_newest_first_after = std::chrono::milliseconds(100);
   // `cutoff` mode: valuations run under an adaptive concurrency limit (see the top of this
-  // file); none: off. `max_limit` is capped at `pool_size`, `newest_first_after` is
-  // `pool_newest_first_after` unless set. The statements share the machine's cores with
-  // everything else: past a few at once each one only gets slower, and under overload every
-  // one overruns its callers' budgets. Its gauge goes to the registry mount() is given.
-  std::optional<resilience::AdaptiveLimitOptions> valuation_limit = resilience::AdaptiveLimitOptions{};
+  // file); none: off. `max_limit` is capped at `pool_size` (and `min_limit` with it),
+  // `newest_first_after` is `pool_newest_first_after` unless set. The statements share the
+  // machine's cores with everything else: past a few at once each one only gets slower, and
+  // under overload every one overruns its callers' budgets. At least two run at once: with one,
+  // the database idles between a run's end and the next one's start (the result's way back,
+  // the permit handed on, the next statement's way there), and on two cores it finished half
+  // as many (docs/lab.md). Its gauge goes to the registry mount() is given.
+  std::optional<resilience::AdaptiveLimitOptions> valuation_limit = resilience::AdaptiveLimitOptions{.min_limit = 2};
   // Every statement's end as the database saw it (SQLite; see sql::DriverOptions).
   std::function<void(const sql::StatementEvent&)> statement_observer;
   // Where the SQL driver records statements stopped and orphaned work (sql::DriverOptions),

@@ -523,7 +523,7 @@ TEST_F(WarehouseTest, TheGatewayThrottlesARouteTheInventoryKeepsRefusing) {
 
 // Under cutoff, valuations run under an adaptive concurrency limit: valuations cut at their
 // deadline while running are congestion, a window of them lowers the limit, and the
-// inventory's /metrics show it.
+// inventory's /metrics show it. It never goes below two valuations at once.
 TEST_F(WarehouseTest, ValuationsCutAtTheirDeadlineLowerTheInventorysConcurrencyLimit) {
   Start(GatewayOptions{}, 1024, [](InventoryOptions& inv) {
     inv.valuation_steps = 0;  // calibrated at start: each valuation takes about 300 ms
@@ -533,22 +533,31 @@ TEST_F(WarehouseTest, ValuationsCutAtTheirDeadlineLowerTheInventorysConcurrencyL
   const auto limit = [&] {
     return Metric(inventory_metrics_.expose(), R"(cutoff_resilience_concurrency_limit{name="inventory.valuation"})");
   };
-  EXPECT_EQ(limit(), 4);  // the pool's size
-  RunSync([&]() -> asio::awaitable<void> {
-    http::Client client(co_await asio::this_coro::executor);
-    for (int i = 0; i < 4; ++i) {
-      // The budget goes with the request; the client gives up at the same moment.
-      const Context short_budget = Context().with_timeout(40ms);
-      try {
-        EXPECT_EQ((co_await client.get(short_budget, inventory_url_ + "/valuation?warehouse=1")).status, 504);
-      } catch (const Error& e) {
-        EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded);
+  const auto cut_valuations = [&](int n) {
+    RunSync([&]() -> asio::awaitable<void> {
+      http::Client client(co_await asio::this_coro::executor);
+      for (int i = 0; i < n; ++i) {
+        // The budget goes with the request; the client gives up at the same moment.
+        const Context short_budget = Context().with_timeout(40ms);
+        try {
+          EXPECT_EQ((co_await client.get(short_budget, inventory_url_ + "/valuation?warehouse=1")).status, 504);
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), ErrorCode::deadline_exceeded);
+        }
       }
-    }
-  });
+    });
+  };
+  EXPECT_EQ(limit(), 4);  // the pool's size
+  cut_valuations(4);
   // The last run records its stop as it unwinds, just after its answer went out.
   for (int i = 0; i < 200 && limit() != 3; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(limit(), 3) << inventory_metrics_.expose();
+  // Two more congested windows: 3 to 2, and then no lower (a third of a second is ample to
+  // see it drop to 1, which it does with min_limit 1).
+  cut_valuations(8);
+  for (int i = 0; i < 200 && limit() != 2; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 30 && limit() == 2; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(limit(), 2) << inventory_metrics_.expose();
 }
 
 // ---- The inventory over gRPC (inventory.proto) ----
