@@ -12,6 +12,10 @@
 //   build/bin/graphql_bench --benchmark_filter=BM_Parse --benchmark_repetitions=5
 //   build/bin/graphql_bench --benchmark_filter=BM_Growth
 //   CUTOFF_BENCH_DEFAULT_MALLOC=1 build/bin/graphql_bench   # glibc's default trimming (see main)
+//   CUTOFF_BENCH_NO_YIELD=1 valgrind --tool=callgrind build/bin/graphql_bench ...
+//       # under callgrind an operation runs some 50 times slower and would yield every 2 ms
+//       # (ExecutionOptions::yield_after), which a native run of the warehouse operation never
+//       # does: this keeps the instruction counts those of a native run
 //   bench/graphql-compare   # side by side with graphql-js 16 and graphql-jit on the same machine
 #include <benchmark/benchmark.h>
 #include <malloc.h>
@@ -77,9 +81,11 @@ void Run(benchmark::State& state, std::unique_ptr<gql::Schema> schema, bool dead
   req.document = parsed.document.get();
   asio::io_context io;
   std::size_t bytes = 0;
+  gql::ExecutionOptions options;
+  if (std::getenv("CUTOFF_BENCH_NO_YIELD")) options.yield_after = cutoff::Duration::zero();
   auto once = [&]() {
     cutoff::Context ctx = deadline ? cutoff::Context().with_timeout(std::chrono::seconds(30)) : cutoff::Context();
-    auto future = asio::co_spawn(io, gql::execute(*schema, req, ctx), asio::use_future);
+    auto future = asio::co_spawn(io, gql::execute(*schema, req, ctx, options), asio::use_future);
     io.restart();
     io.run();
     gql::Response r = future.get();
